@@ -1,0 +1,230 @@
+//! The whole daemon: every role's pool under the supervisor, the store, the HTTP server, and
+//! the order things start and stop in.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use actix_web::dev::ServerHandle;
+use anyhow::Context as _;
+use ferret::config::{ActorCounts, Settings};
+use ferret::Role;
+use tracing::{info, warn};
+
+use crate::messages::{Envelope, RecordRunStarted, RecordRunStopped};
+use crate::page_db::PageDb;
+use crate::pool::{Pool, Route};
+use crate::roles::{
+    Clusterer, FeedFetcher, Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker,
+    OffAirDetector, OnAirDetector,
+};
+use crate::storage::Store;
+use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
+
+/// One pool per role. Factories and handlers take the routes they need from here, so there
+/// is no global registry and cycles between roles need no special wiring.
+#[allow(missing_docs)]
+pub struct Pools {
+    pub page_db: Pool<PageDb>,
+    pub generalizer: Pool<Generalizer>,
+    pub clusterer: Pool<Clusterer>,
+    pub mapmaker: Pool<Mapmaker>,
+    pub filter: Pool<Filter>,
+    pub ferret: Pool<Ferret>,
+    pub filter_advisor: Pool<FilterAdvisor>,
+    pub ferret_advisor: Pool<FerretAdvisor>,
+    pub off_air_detector: Pool<OffAirDetector>,
+    pub on_air_detector: Pool<OnAirDetector>,
+    pub feed_fetcher: Pool<FeedFetcher>,
+}
+
+impl Pools {
+    /// Empty pools sized from `[actors]`.
+    pub fn new(counts: &ActorCounts) -> Pools {
+        Pools {
+            page_db: Pool::new(counts.count(Role::PageDb)),
+            generalizer: Pool::new(counts.count(Role::Generalizer)),
+            clusterer: Pool::new(counts.count(Role::Clusterer)),
+            mapmaker: Pool::new(counts.count(Role::Mapmaker)),
+            filter: Pool::new(counts.count(Role::Filter)),
+            ferret: Pool::new(counts.count(Role::Ferret)),
+            filter_advisor: Pool::new(counts.count(Role::FilterAdvisor)),
+            ferret_advisor: Pool::new(counts.count(Role::FerretAdvisor)),
+            off_air_detector: Pool::new(counts.count(Role::OffAirDetector)),
+            on_air_detector: Pool::new(counts.count(Role::OnAirDetector)),
+            feed_fetcher: Pool::new(counts.count(Role::FeedFetcher)),
+        }
+    }
+}
+
+/// Opens the store and starts every pool under the supervisor, in [`Role::ALL`] order
+/// (consumers first). Must run inside an actix `System`.
+pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools)> {
+    // Opened here, once, so that a bad path or a database from a newer ferret fails start-up
+    // with a clear message; a restarted PageDb reopens it.
+    let path = settings.storage.path.clone();
+    let first_store = Mutex::new(Some(Store::open(&path)?));
+    let pools = Pools::new(&settings.actors);
+    let policy = |role| settings.supervisor.policy(role);
+
+    let mut builder = RuntimeBuilder::new(RuntimeOptions::from_settings(settings));
+    builder.supervise(&pools.page_db, policy(Role::PageDb), move |_| {
+        let reused = first_store.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let store = match reused {
+            Some(store) => store,
+            None => Store::open(&path)?,
+        };
+        Ok(PageDb::new(store))
+    });
+    builder
+        .supervise(&pools.generalizer, policy(Role::Generalizer), |_| {
+            Ok(Generalizer)
+        })
+        .supervise(&pools.clusterer, policy(Role::Clusterer), |_| Ok(Clusterer))
+        .supervise(&pools.mapmaker, policy(Role::Mapmaker), |_| Ok(Mapmaker))
+        .supervise(&pools.filter, policy(Role::Filter), |_| Ok(Filter))
+        .supervise(&pools.ferret, policy(Role::Ferret), |_| Ok(Ferret))
+        .supervise(&pools.filter_advisor, policy(Role::FilterAdvisor), |_| {
+            Ok(FilterAdvisor)
+        })
+        .supervise(&pools.ferret_advisor, policy(Role::FerretAdvisor), |_| {
+            Ok(FerretAdvisor)
+        })
+        .supervise(
+            &pools.off_air_detector,
+            policy(Role::OffAirDetector),
+            |_| Ok(OffAirDetector),
+        )
+        .supervise(&pools.on_air_detector, policy(Role::OnAirDetector), |_| {
+            Ok(OnAirDetector)
+        })
+        .supervise(&pools.feed_fetcher, policy(Role::FeedFetcher), |_| {
+            Ok(FeedFetcher)
+        })
+        .restart_log(pools.page_db.route());
+    let runtime = builder.start()?;
+    Ok((runtime, pools))
+}
+
+/// The running daemon. Clones are shallow.
+#[derive(Clone)]
+pub struct Daemon {
+    runtime: Runtime,
+    server: ServerHandle,
+    addr: SocketAddr,
+    run_stopped: Route<RecordRunStopped>,
+    run_id: i64,
+    stopping: Arc<AtomicBool>,
+}
+
+impl Daemon {
+    /// Starts the runtime, records the run and starts the HTTP server; returns once the
+    /// server is listening. Must run inside an actix `System`.
+    pub async fn start(settings: &Settings) -> anyhow::Result<Daemon> {
+        let (runtime, pools) = start_runtime(settings)?;
+        let run_id = pools
+            .page_db
+            .route()
+            .send(Envelope::new(RecordRunStarted {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                at_ms: unix_millis(),
+            }))
+            .await
+            .context("recording the run")??;
+
+        let bind = SocketAddr::new(settings.server.bind, settings.server.port);
+        let listener = crate::http::bind(bind)
+            .with_context(|| format!("cannot listen on {bind} ([server] in the config)"))?;
+        let addr = listener.local_addr()?;
+        let server = crate::http::serve(
+            listener,
+            settings.server.workers,
+            settings.debug.fault_injection,
+            runtime.clone(),
+        )?;
+        let handle = server.handle();
+        actix_rt::spawn(server);
+        info!(%addr, run_id, fault_injection = settings.debug.fault_injection, "HTTP server listening.");
+        Ok(Daemon {
+            runtime,
+            server: handle,
+            addr,
+            run_stopped: pools.page_db.route(),
+            run_id,
+            stopping: Arc::default(),
+        })
+    }
+
+    /// The address the HTTP server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The supervised runtime.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Stops cleanly: stop intake (the HTTP server finishes the requests it has), record the
+    /// run's clean end, then let the supervisor drain the mailboxes within the grace period,
+    /// stop the pools in reverse start-up order (the store last, flushed) and stop the system
+    /// with exit code 0. A second call while stopping does nothing.
+    pub async fn shutdown(&self) {
+        if self.stopping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.server.stop(true).await;
+        let stopped = RecordRunStopped {
+            run_id: self.run_id,
+            at_ms: unix_millis(),
+        };
+        match self.run_stopped.send(Envelope::new(stopped)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => warn!(error = %err, "Could not record the clean end of the run."),
+            Err(err) => warn!(error = %err, "Could not record the clean end of the run."),
+        }
+        self.runtime.shutdown();
+    }
+
+    /// Shuts down on the first SIGINT or SIGTERM; a second one stops at once (exit 130).
+    pub fn shutdown_on_signals(&self) {
+        use actix_rt::signal::unix::{signal, SignalKind};
+        for (kind, name) in [
+            (SignalKind::interrupt(), "SIGINT"),
+            (SignalKind::terminate(), "SIGTERM"),
+        ] {
+            let daemon = self.clone();
+            actix_rt::spawn(async move {
+                let Ok(mut stream) = signal(kind) else {
+                    warn!(signal = name, "Cannot listen for the signal.");
+                    return;
+                };
+                while stream.recv().await.is_some() {
+                    if daemon.stopping.load(Ordering::SeqCst) {
+                        warn!(signal = name, "Second signal; stopping now.");
+                        actix::System::current().stop_with_code(130);
+                        return;
+                    }
+                    info!(signal = name, "Signal received; shutting down.");
+                    daemon.shutdown().await;
+                }
+            });
+        }
+    }
+}
+
+/// `ferret run`: starts the daemon and runs until a signal or an escalation. Returns the exit
+/// code, or the escalation as an error naming the role and its last failure.
+pub fn run(settings: &Settings) -> anyhow::Result<i32> {
+    let system = actix_rt::System::new();
+    let daemon = system.block_on(async {
+        let daemon = Daemon::start(settings).await?;
+        daemon.shutdown_on_signals();
+        anyhow::Ok(daemon)
+    })?;
+    let code = system.run_with_code()?;
+    match daemon.runtime().escalation() {
+        Some(escalation) => Err(anyhow::anyhow!("stopped: {escalation}")),
+        None => Ok(code),
+    }
+}

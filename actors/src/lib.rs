@@ -1,0 +1,34 @@
+//! The actor shell of ferret: every role as an actix actor, supervised, traced and counted;
+//! the store; the HTTP API; and the `ferret` binary.
+//!
+//! Handlers here read the clock, call the pure core (the `ferret` crate) and send what it
+//! returns. Logic belongs in the core; an actor file much over ~200 lines is a sign it leaked.
+//!
+//! # Layout
+//!
+//! - [`messages`]: every message type, grouped by receiver, and the [`messages::Envelope`]
+//!   that carries a message's id and its parent's id.
+//! - [`instance`]: [`instance::Instance<R>`], the actix actor that runs one instance of a role
+//!   with the span, counters and panic guard every handler gets.
+//! - [`pool`]: pools of instances and the typed [`pool::Route`]s senders hold.
+//! - [`supervisor`]: the `SystemSupervisor` (one_for_one restarts, policies, restart
+//!   intensity, orderly shutdown) and the [`supervisor::Runtime`] handle.
+//! - [`daemon`]: wires the roles, the store and the HTTP server into the running daemon.
+//! - [`page_db`], [`roles`]: the roles.
+//! - [`storage`]: SQLite (WAL, versioned migrations).
+//! - [`http`], [`telemetry`]: the HTTP API, logging and metrics.
+//! - [`bench`]: `ferret bench actors`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bench;
+pub mod daemon;
+pub mod http;
+pub mod instance;
+pub mod messages;
+pub mod page_db;
+pub mod pool;
+pub mod roles;
+pub mod storage;
+pub mod supervisor;
+pub mod telemetry;

@@ -1,0 +1,129 @@
+//! The `ferret` binary: parses the command line, sets up logging, and hands over to the
+//! library.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand, ValueEnum};
+use ferret::config::{LogFormat, Settings};
+use ferret_actors::{bench, daemon, telemetry};
+
+/// ferret watches feeds and the web for you: live listings going on and off air, news
+/// grouped into stories, and pages like the ones you like.
+#[derive(Debug, Parser)]
+#[command(name = "ferret", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the daemon (the default when no command is given).
+    Run(RunArgs),
+    /// Check a config file: print every problem and exit 1, or a one-line summary and exit 0.
+    CheckConfig {
+        /// The config file.
+        #[arg(env = "FERRET_CONFIG", default_value = "config.toml")]
+        path: PathBuf,
+    },
+    /// Measure ferret against a baseline and print the figures side by side.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Default, clap::Args)]
+struct RunArgs {
+    /// The config file.
+    #[arg(long, short, env = "FERRET_CONFIG", default_value = "config.toml")]
+    config: PathBuf,
+    /// Log format; overrides `[log] format`.
+    #[arg(long, value_enum)]
+    log_format: Option<LogFormatArg>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LogFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Messages per second through ferret's runtime (router, pool, envelopes, tracing,
+    /// supervision) against a bare actix `Addr` chain.
+    Actors(bench::ActorBenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => run(RunArgs {
+            config: std::env::var_os("FERRET_CONFIG")
+                .map_or_else(|| PathBuf::from("config.toml"), PathBuf::from),
+            log_format: None,
+        }),
+        Some(Command::Run(args)) => run(args),
+        Some(Command::CheckConfig { path }) => check_config(&path),
+        Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(err) => {
+            eprintln!("ferret: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let mut settings = load_settings(&args.config)?;
+    if let Some(format) = args.log_format {
+        settings.log.format = match format {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        };
+    }
+    telemetry::init_logging(settings.log.format);
+    telemetry::install_panic_hook();
+    tracing::info!(
+        config = %args.config.display(),
+        version = env!("CARGO_PKG_VERSION"),
+        "Starting ferret."
+    );
+    daemon::run(&settings)
+}
+
+fn check_config(path: &Path) -> anyhow::Result<i32> {
+    match read_settings(path)? {
+        Ok(settings) => {
+            println!("{}: {}", path.display(), settings.summary());
+            Ok(0)
+        }
+        Err(err) => {
+            for problem in &err.problems {
+                eprintln!("{}: {problem}", path.display());
+            }
+            let n = err.problems.len();
+            eprintln!("{n} problem{}", if n == 1 { "" } else { "s" });
+            Ok(1)
+        }
+    }
+}
+
+fn load_settings(path: &Path) -> anyhow::Result<Settings> {
+    read_settings(path)?.map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))
+}
+
+/// Reads and parses the config; the outer error is an unreadable file, the inner one the
+/// config's problems.
+fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ferret::config::ConfigError>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the config file {}", path.display()))?;
+    let base_dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+    Ok(Settings::from_toml(
+        &text,
+        Some(base_dir.unwrap_or(Path::new("."))),
+    ))
+}

@@ -1,0 +1,48 @@
+//! The roles whose behaviour has not been built yet.
+//!
+//! Each is a real actor: started, counted, supervised and traced like any other, answering the
+//! runtime's own messages (`Ping`, `Stop`). None of them produces output until the issue that
+//! owns its behaviour lands; then it moves to a file of its own with its messages.
+
+use ferret::Role;
+
+use crate::instance::RoleActor;
+
+macro_rules! awaiting_behaviour {
+    ($($(#[$doc:meta])* $name:ident => $role:expr;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// **Not built yet**: it handles only the runtime's own messages and sends nothing.
+        #[derive(Debug, Default)]
+        pub struct $name;
+
+        impl RoleActor for $name {
+            const ROLE: &'static str = $role.name();
+        }
+    )*};
+}
+
+awaiting_behaviour! {
+    /// Fetches feeds through the shared HTTP client and hands parsed feeds to their
+    /// subscribers. Behaviour: the feeds issue (#3).
+    FeedFetcher => Role::FeedFetcher;
+    /// Reports broadcasts that appear in a live listing. Behaviour: the live-listing issue (#4).
+    OnAirDetector => Role::OnAirDetector;
+    /// Reports broadcasts that left a live listing. Behaviour: the live-listing issue (#4).
+    OffAirDetector => Role::OffAirDetector;
+    /// Deduplicates news items and clusters them into events and stories. Behaviour: the
+    /// stories issue (#5).
+    Clusterer => Role::Clusterer;
+    /// Computes hittage from the user's behaviour. Behaviour: the discovery issue (#6).
+    Generalizer => Role::Generalizer;
+    /// Builds ferret fingerprints from lighthouse groups. Behaviour: the discovery issue (#6).
+    FerretAdvisor => Role::FerretAdvisor;
+    /// Builds filter fingerprints per lighthouse. Behaviour: the discovery issue (#6).
+    FilterAdvisor => Role::FilterAdvisor;
+    /// Crawls the links of representative pages. Behaviour: the discovery issue (#6).
+    Ferret => Role::Ferret;
+    /// Votes on approved pages. Behaviour: the discovery issue (#6).
+    Filter => Role::Filter;
+    /// Completes accepted pages and adds them to the map. Behaviour: the discovery issue (#6).
+    Mapmaker => Role::Mapmaker;
+}

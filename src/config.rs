@@ -1,0 +1,607 @@
+//! `config.toml` → raw serde structs → [`Settings`], reporting every problem at once.
+//!
+//! Parsing happens in two stages, as ripgrep does with its flags: each top-level table is
+//! deserialized on its own into a raw struct (`deny_unknown_fields`, every field optional),
+//! so a mistake in one table does not hide the mistakes in another; then [`validate`] checks
+//! ranges and relations and builds typed settings with the defaults filled in. Every problem
+//! carries its key path (`actors.ferret: must be ≥ 1`).
+//!
+//! Nothing here touches the file system: the caller reads the file and passes its text, and
+//! the directory relative paths are resolved against.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::role::Role;
+use crate::supervision::RestartPolicy;
+
+/// One mistake in a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where: a dotted key path such as `actors.ferret`, or `line 3, column 7` for syntax.
+    pub key: String,
+    /// What is wrong, as a sentence fragment (`must be ≥ 1`).
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// Every problem found in a config file; never empty.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigError {
+    /// The problems, in file order by table, then by key.
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        write!(
+            f,
+            "{n} problem{} in the config",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for problem in &self.problems {
+            write!(f, "\n  {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The validated settings of the whole daemon.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `[runtime]`: threads, seed, mailboxes, shutdown.
+    pub runtime: RuntimeSettings,
+    /// `[server]`: the HTTP API.
+    pub server: ServerSettings,
+    /// `[storage]`: the SQLite store.
+    pub storage: StorageSettings,
+    /// `[log]`: log output.
+    pub log: LogSettings,
+    /// `[supervisor]`: restart policy and intensity.
+    pub supervisor: SupervisorSettings,
+    /// `[actors]`: instances per role.
+    pub actors: ActorCounts,
+    /// `[debug]`: operator tools that are off in production.
+    pub debug: DebugSettings,
+}
+
+/// `[runtime]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeSettings {
+    /// Seed for every random choice the core makes, so that runs can be replayed.
+    pub seed: u64,
+    /// Worker threads (actix arbiters) that run actor instances; `None` means one per CPU.
+    pub arbiters: Option<NonZeroUsize>,
+    /// On SIGINT/SIGTERM, how long mailboxes may drain before the system stops anyway.
+    pub shutdown_grace: Duration,
+    /// Messages an instance's mailbox holds before `send` waits (back-pressure).
+    pub mailbox_capacity: usize,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// Address to bind; loopback unless the operator opens it up on purpose.
+    pub bind: IpAddr,
+    /// Port; 0 lets the OS choose (the chosen address is logged).
+    pub port: u16,
+    /// HTTP worker threads.
+    pub workers: usize,
+}
+
+/// `[storage]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageSettings {
+    /// The SQLite database file, already resolved against the config file's directory.
+    pub path: PathBuf,
+}
+
+/// `[log]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSettings {
+    /// Human-readable text or one JSON object per line.
+    pub format: LogFormat,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, with the span fields of every enclosing span.
+    Json,
+}
+
+/// `[supervisor]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SupervisorSettings {
+    /// Restarts allowed within `period` before the system stops.
+    pub max_restarts: u32,
+    /// The restart-intensity window.
+    pub period: Duration,
+    /// How often instances are checked for a mailbox that closed without a report.
+    pub liveness_interval: Duration,
+    policies: [RestartPolicy; Role::ALL.len()],
+}
+
+impl SupervisorSettings {
+    /// The restart policy of `role` (`permanent` unless `[supervisor.policy]` says otherwise).
+    pub fn policy(&self, role: Role) -> RestartPolicy {
+        self.policies[role as usize]
+    }
+}
+
+/// `[actors]`: how many instances each role runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActorCounts([usize; Role::ALL.len()]);
+
+impl ActorCounts {
+    /// Instances of `role`; always at least one.
+    pub fn count(&self, role: Role) -> usize {
+        self.0[role as usize]
+    }
+
+    /// Instances over all roles.
+    pub fn total(&self) -> usize {
+        self.0.iter().sum()
+    }
+}
+
+/// `[debug]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebugSettings {
+    /// Enables `POST /api/actors/{role}/{instance}/panic`. Off by default.
+    pub fault_injection: bool,
+}
+
+impl Settings {
+    /// Parses and validates a config file's text. Relative paths are resolved against
+    /// `base_dir` (the config file's directory) when one is given.
+    pub fn from_toml(text: &str, base_dir: Option<&Path>) -> Result<Settings, ConfigError> {
+        let (raw, mut problems) = RawConfig::from_toml(text)?;
+        match validate(&raw, base_dir) {
+            Ok(settings) if problems.is_empty() => Ok(settings),
+            Ok(_) => Err(ConfigError { problems }),
+            Err(err) => {
+                problems.extend(err.problems);
+                Err(ConfigError { problems })
+            }
+        }
+    }
+
+    /// The settings of an empty config file: every default.
+    pub fn defaults() -> Settings {
+        validate(&RawConfig::default(), None).expect("the defaults are valid")
+    }
+
+    /// One line describing the settings, for `ferret check-config`.
+    pub fn summary(&self) -> String {
+        let pools: Vec<String> = Role::ALL
+            .iter()
+            .map(|&role| format!("{role} {}", self.actors.count(role)))
+            .collect();
+        format!(
+            "config OK: {} instances ({}); http {}:{}; store {}; restarts ≤ {} per {:?}",
+            self.actors.total(),
+            pools.join(", "),
+            self.server.bind,
+            self.server.port,
+            self.storage.path.display(),
+            self.supervisor.max_restarts,
+            self.supervisor.period,
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw structs: exactly what the file says, nothing checked but types and key names.
+
+/// The config file as written: one optional raw struct per table.
+#[derive(Debug, Default)]
+pub struct RawConfig {
+    runtime: RawRuntime,
+    server: RawServer,
+    storage: RawStorage,
+    log: RawLog,
+    supervisor: RawSupervisor,
+    actors: BTreeMap<String, i64>,
+    debug: RawDebug,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRuntime {
+    seed: Option<u64>,
+    arbiters: Option<i64>,
+    shutdown_grace_secs: Option<i64>,
+    mailbox_capacity: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    bind: Option<String>,
+    port: Option<i64>,
+    workers: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStorage {
+    path: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLog {
+    format: Option<LogFormat>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSupervisor {
+    max_restarts: Option<i64>,
+    period_secs: Option<i64>,
+    liveness_interval_ms: Option<i64>,
+    #[serde(default)]
+    policy: BTreeMap<String, RestartPolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDebug {
+    fault_injection: Option<bool>,
+}
+
+const SECTIONS: &[&str] = &[
+    "runtime",
+    "server",
+    "storage",
+    "log",
+    "supervisor",
+    "actors",
+    "debug",
+];
+
+impl RawConfig {
+    /// Reads the tables of a config file. A TOML syntax error is fatal (one problem, with its
+    /// line and column). Otherwise every key of every table is read on its own, so that all
+    /// unknown keys and type errors are found; a key that is wrong is left at its default and
+    /// listed in the returned problems.
+    pub fn from_toml(text: &str) -> Result<(RawConfig, Vec<Problem>), ConfigError> {
+        let table: toml::Table = text.parse().map_err(|err: toml::de::Error| {
+            let key = match err.span() {
+                Some(span) => line_column(text, span.start),
+                None => "config".to_string(),
+            };
+            ConfigError {
+                problems: vec![Problem {
+                    key,
+                    message: first_line(err.message()),
+                }],
+            }
+        })?;
+
+        let mut raw = RawConfig::default();
+        let mut problems = Vec::new();
+        for (name, value) in table {
+            let p = &mut problems;
+            match name.as_str() {
+                "runtime" => raw.runtime = section(&name, value, p),
+                "server" => raw.server = section(&name, value, p),
+                "storage" => raw.storage = section(&name, value, p),
+                "log" => raw.log = section(&name, value, p),
+                "supervisor" => raw.supervisor = section(&name, value, p),
+                "actors" => raw.actors = section(&name, value, p),
+                "debug" => raw.debug = section(&name, value, p),
+                _ => problems.push(Problem {
+                    message: format!("unknown table; expected one of {}", SECTIONS.join(", ")),
+                    key: name,
+                }),
+            }
+        }
+        Ok((raw, problems))
+    }
+}
+
+/// Deserializes one top-level table. Each key is tried on its own first, so that every bad
+/// key is reported (serde stops at the first); the good keys are then read together.
+fn section<T: DeserializeOwned + Default>(
+    name: &str,
+    value: toml::Value,
+    problems: &mut Vec<Problem>,
+) -> T {
+    let toml::Value::Table(table) = value else {
+        problems.push(Problem {
+            key: name.to_string(),
+            message: format!("must be a table ([{name}]), not a {}", value.type_str()),
+        });
+        return T::default();
+    };
+    let mut good = toml::Table::new();
+    for (key, value) in table {
+        let single = toml::Table::from_iter([(key.clone(), value.clone())]);
+        match serde_path_to_error::deserialize::<_, T>(toml::Value::Table(single)) {
+            Ok(_) => {
+                good.insert(key, value);
+            }
+            Err(err) => problems.push(Problem {
+                key: format!("{name}.{}", err.path()),
+                message: first_line(&err.inner().to_string()),
+            }),
+        }
+    }
+    serde_path_to_error::deserialize(toml::Value::Table(good)).unwrap_or_else(|err| {
+        problems.push(Problem {
+            key: name.to_string(),
+            message: first_line(&err.inner().to_string()),
+        });
+        T::default()
+    })
+}
+
+/// The first line of an error message (toml adds context lines that repeat the key).
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// `line L, column C` (both from 1) of a byte offset.
+fn line_column(text: &str, offset: usize) -> String {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    format!("line {line}, column {column}")
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation.
+
+/// Checks a raw config and builds [`Settings`], or returns every problem found.
+pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, ConfigError> {
+    let mut check = Check::default();
+
+    let runtime = RuntimeSettings {
+        seed: raw.runtime.seed.unwrap_or(0),
+        arbiters: NonZeroUsize::new(check.int(
+            "runtime.arbiters",
+            raw.runtime.arbiters,
+            0,
+            0..=256,
+        )),
+        shutdown_grace: Duration::from_secs(check.int(
+            "runtime.shutdown_grace_secs",
+            raw.runtime.shutdown_grace_secs,
+            10,
+            0..=3600,
+        )),
+        mailbox_capacity: check.int(
+            "runtime.mailbox_capacity",
+            raw.runtime.mailbox_capacity,
+            1024,
+            1..=1_000_000,
+        ),
+    };
+
+    let bind = raw.server.bind.as_deref().unwrap_or("127.0.0.1");
+    let server = ServerSettings {
+        bind: bind.parse().unwrap_or_else(|_| {
+            check.problem(
+                "server.bind",
+                format!("`{bind}` is not an IP address (e.g. 127.0.0.1 or ::1)"),
+            );
+            IpAddr::from([127, 0, 0, 1])
+        }),
+        port: check.int("server.port", raw.server.port, 8630, 0..=65535),
+        workers: check.int("server.workers", raw.server.workers, 1, 1..=64),
+    };
+
+    let path = raw.storage.path.as_deref().unwrap_or("data/ferret.db");
+    if path.trim().is_empty() {
+        check.problem("storage.path", "must not be empty");
+    }
+    let storage = StorageSettings {
+        path: match base_dir {
+            Some(dir) if Path::new(path).is_relative() => dir.join(path),
+            _ => PathBuf::from(path),
+        },
+    };
+
+    let mut policies = [RestartPolicy::Permanent; Role::ALL.len()];
+    for (name, &policy) in &raw.supervisor.policy {
+        match Role::from_name(name) {
+            Some(role) => policies[role as usize] = policy,
+            None => check.unknown_role(&format!("supervisor.policy.{name}"), name),
+        }
+    }
+    let supervisor = SupervisorSettings {
+        max_restarts: check.int(
+            "supervisor.max_restarts",
+            raw.supervisor.max_restarts,
+            5,
+            0..=1_000_000,
+        ),
+        period: Duration::from_secs(check.int(
+            "supervisor.period_secs",
+            raw.supervisor.period_secs,
+            10,
+            1..=86_400,
+        )),
+        liveness_interval: Duration::from_millis(check.int(
+            "supervisor.liveness_interval_ms",
+            raw.supervisor.liveness_interval_ms,
+            200,
+            10..=60_000,
+        )),
+        policies,
+    };
+
+    let mut counts = Role::ALL.map(Role::default_count);
+    for (name, &count) in &raw.actors {
+        let key = format!("actors.{name}");
+        match Role::from_name(name) {
+            Some(role) => {
+                counts[role as usize] = check.int(
+                    &key,
+                    Some(count),
+                    role.default_count(),
+                    1..=role.max_count() as i64,
+                )
+            }
+            None => check.unknown_role(&key, name),
+        }
+    }
+
+    let debug = DebugSettings {
+        fault_injection: raw.debug.fault_injection.unwrap_or(false),
+    };
+    let log = LogSettings {
+        format: raw.log.format.unwrap_or(LogFormat::Text),
+    };
+
+    check.finish(Settings {
+        runtime,
+        server,
+        storage,
+        log,
+        supervisor,
+        actors: ActorCounts(counts),
+        debug,
+    })
+}
+
+/// Collects problems while validation goes on, so that all of them are reported.
+#[derive(Default)]
+struct Check {
+    problems: Vec<Problem>,
+}
+
+impl Check {
+    fn problem(&mut self, key: &str, message: impl Into<String>) {
+        self.problems.push(Problem {
+            key: key.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// `value` (or `default` when absent) if it lies in `range`; otherwise a problem, and the
+    /// default so that validation can go on. `range` must fit in `T`.
+    fn int<T: TryFrom<i64>>(
+        &mut self,
+        key: &str,
+        value: Option<i64>,
+        default: T,
+        range: std::ops::RangeInclusive<i64>,
+    ) -> T {
+        let Some(value) = value else { return default };
+        let (lo, hi) = (*range.start(), *range.end());
+        if let (true, Ok(v)) = (range.contains(&value), T::try_from(value)) {
+            return v;
+        }
+        let message = if value < lo {
+            format!("must be ≥ {lo} (got {value})")
+        } else if lo == hi {
+            format!("must be {lo} (got {value})")
+        } else {
+            format!("must be ≤ {hi} (got {value})")
+        };
+        self.problem(key, message);
+        default
+    }
+
+    fn unknown_role(&mut self, key: &str, name: &str) {
+        let roles: Vec<&str> = Role::ALL.iter().map(|r| r.name()).collect();
+        self.problem(
+            key,
+            format!(
+                "unknown role `{name}`; expected one of {}",
+                roles.join(", ")
+            ),
+        );
+    }
+
+    fn finish(self, settings: Settings) -> Result<Settings, ConfigError> {
+        if self.problems.is_empty() {
+            Ok(settings)
+        } else {
+            Err(ConfigError {
+                problems: self.problems,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        match Settings::from_toml(text, None) {
+            Ok(_) => Vec::new(),
+            Err(err) => err.problems.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let settings = Settings::from_toml("", None).unwrap();
+        assert_eq!(settings, Settings::defaults());
+        assert_eq!(settings.actors.count(Role::Ferret), 4);
+        assert_eq!(settings.server.port, 8630);
+        assert!(!settings.debug.fault_injection);
+    }
+
+    #[test]
+    fn syntax_error_has_line_and_column() {
+        let found = problems("[actors]\nferret = = 3\n");
+        assert_eq!(found.len(), 1);
+        assert!(found[0].starts_with("line 2, column"), "{found:?}");
+    }
+
+    #[test]
+    fn page_db_must_be_single() {
+        assert_eq!(
+            problems("[actors]\npage_db = 2\n"),
+            ["actors.page_db: must be 1 (got 2)"]
+        );
+    }
+
+    #[test]
+    fn relative_store_path_follows_the_config_file() {
+        let settings = Settings::from_toml(
+            "[storage]\npath = \"x/f.db\"\n",
+            Some(Path::new("/etc/ferret")),
+        )
+        .unwrap();
+        assert_eq!(settings.storage.path, Path::new("/etc/ferret/x/f.db"));
+        let absolute =
+            Settings::from_toml("[storage]\npath = \"/var/f.db\"\n", Some(Path::new("/etc")))
+                .unwrap();
+        assert_eq!(absolute.storage.path, Path::new("/var/f.db"));
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncé=", 5), "line 2, column 3");
+    }
+}

@@ -1,0 +1,28 @@
+//! The pure core of ferret.
+//!
+//! ferret is a daemon that watches feeds and the web for its user: it reports broadcasts going
+//! on and off air in paginated live listings, groups news items into ranked stories, and crawls
+//! outward from the pages the user likes. This crate holds the logic; the `ferret-actors`
+//! crate runs it as an actix actor system.
+//!
+//! The core is *sans-IO*: it never reads the clock, the network, the file system or entropy.
+//! Callers pass `now`, bytes and seeds. Stateful logic exposes `handle_*` for input, `poll_*`
+//! for output and `poll_timeout()` for the next wake-up, so every algorithm runs on a virtual
+//! clock in tests and benchmarks. A test (`tests/core/purity.rs`) fails if an async runtime,
+//! actix, an HTTP client or dashmap ever enters this crate's dependencies.
+//!
+//! # Layout
+//!
+//! - [`config`]: `config.toml` → raw serde structs → validated [`config::Settings`], reporting
+//!   every problem at once with its key path.
+//! - [`role`]: the roles of the actor system and their names.
+//! - [`supervision`]: restart policies and the restart-intensity window (OTP semantics).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod role;
+pub mod supervision;
+
+pub use config::Settings;
+pub use role::Role;
