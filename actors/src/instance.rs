@@ -9,14 +9,17 @@
 //! the supervisor, which builds a fresh instance from the role's factory and puts it in the
 //! same slot of the pool. The caller of the message that panicked sees
 //! `MailboxError::Closed`, exactly as if the instance had died first. A panic that escapes the
-//! guard (inside a future the handler spawned) kills the actix context; the supervisor's
-//! liveness sweep finds the closed mailbox instead.
+//! guard (inside a future the handler spawned) kills the actix context; actix still runs
+//! `stopped` as it drops it, and a stop the role never asked for is reported as a failure with
+//! the panic's message. The supervisor's liveness sweep is the last line: it finds mailboxes
+//! that closed with no report at all.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Instant;
 
 use actix::dev::{MessageResponse, OneshotSender};
@@ -54,6 +57,7 @@ pub struct Cx<'a, R: RoleActor> {
     ctx: &'a mut Context<Instance<R>>,
     meta: &'a InstanceMeta,
     current: Option<MessageId>,
+    stop_requested: &'a mut bool,
 }
 
 impl<R: RoleActor> Cx<'_, R> {
@@ -89,6 +93,7 @@ impl<R: RoleActor> Cx<'_, R> {
     /// Stops this instance normally once the current message is handled. Under a `transient`
     /// policy it stays stopped; under `permanent` the supervisor starts a fresh one.
     pub fn stop(&mut self) {
+        *self.stop_requested = true;
         self.ctx.stop();
     }
 }
@@ -141,6 +146,9 @@ pub struct Instance<R: RoleActor> {
     /// Set once a handler panicked: the state is not trusted any more, and the stop that
     /// follows is not a normal one.
     failed: bool,
+    /// Set when the role asked to stop. A stop nobody asked for is a failure: actix runs
+    /// `stopped` when it drops a context whose future panicked outside any handler.
+    stop_requested: bool,
 }
 
 impl<R: RoleActor> Instance<R> {
@@ -149,6 +157,7 @@ impl<R: RoleActor> Instance<R> {
             role,
             meta,
             failed: false,
+            stop_requested: false,
         }
     }
 
@@ -182,12 +191,14 @@ impl<R: RoleActor> Instance<R> {
                 ctx: &mut *ctx,
                 meta: &self.meta,
                 current,
+                stop_requested: &mut self.stop_requested,
             };
             f(&mut self.role, &mut cx)
         }));
         match outcome {
             Ok(value) => Some(value),
             Err(payload) => {
+                LAST_PANIC.take();
                 let message = panic_message(payload.as_ref());
                 self.failed = true;
                 self.meta.stats.errors.fetch_add(1, Ordering::Relaxed);
@@ -217,6 +228,18 @@ impl<R: RoleActor> Actor for Instance<R> {
         }
         let span = info_span!("stop", role = R::ROLE, instance = self.meta.index);
         let _entered = span.enter();
+        if !self.stop_requested {
+            // The context is being dropped after a panic in a future it ran (the panic hook
+            // ran on this thread just before), or for a reason we cannot name.
+            let reason = LAST_PANIC
+                .take()
+                .map_or(ExitReason::Vanished, ExitReason::Panic);
+            self.meta.stats.errors.fetch_add(1, Ordering::Relaxed);
+            error!(%reason, "Instance stopped without being asked to; it will be restarted.");
+            self.meta.stats.record_exit(reason);
+            self.report_down(None);
+            return;
+        }
         match panic::catch_unwind(AssertUnwindSafe(|| self.role.stopped())) {
             Ok(()) => self.meta.stats.record_exit(ExitReason::Normal),
             Err(payload) => {
@@ -311,6 +334,26 @@ impl<R: RoleActor> Handle<Stop> for R {
     fn handle(&mut self, _: Stop, cx: &mut Cx<'_, R>) {
         cx.stop();
     }
+}
+
+thread_local! {
+    /// The message of the last panic on this thread, kept by the hook [`record_panics`]
+    /// installs, for the panics that escape a handler's guard.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Chains a panic hook that remembers each thread's last panic message, so that an instance
+/// killed by a panic outside a handler can still name it. Installed once, by the runtime; the
+/// hook that was there before (the log's) still runs.
+pub(crate) fn record_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            LAST_PANIC.set(Some(panic_message(info.payload())));
+            previous(info);
+        }));
+    });
 }
 
 /// `ferret_actors::messages::Ping` → `Ping`.

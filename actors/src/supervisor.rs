@@ -13,9 +13,9 @@
 //!   supervisor stops everything, recording an [`Escalation`] that names the role and the last
 //!   failure; `ferret run` prints it and exits non-zero.
 //!
-//! Failures are seen two ways: an instance whose handler panicked reports [`InstanceDown`]
-//! itself; and a liveness sweep every `liveness_interval` finds instances whose mailbox closed
-//! without a report (a panic inside a future escapes the handler's guard).
+//! Failures are seen two ways: an instance that panicked (in a handler, or in a future it ran)
+//! or stopped reports [`InstanceDown`] itself; and a liveness sweep every `liveness_interval`
+//! finds instances whose mailbox closed without any report, and retries rebuilds that failed.
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -256,6 +256,7 @@ impl RuntimeBuilder {
     /// Starts the worker arbiters, the supervisor and every instance. Must run inside an
     /// actix `System`. Fails if a factory fails at start-up.
     pub fn start(self) -> anyhow::Result<Runtime> {
+        crate::instance::record_panics();
         let options = self.options;
         let ctx = Context::<SystemSupervisor>::new();
         let supervisor_addr = ctx.address();

@@ -1,1 +1,13 @@
-//! placeholder
+//! Actor tier: the runtime with real actors (test roles or the daemon's), in-process.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+// The daemon's pools as configured, seen through the HTTP API.
+mod daemon;
+// Restarts, routing around dead instances, policies and restart intensity.
+mod supervision;
+// SQLite store: migrations, WAL, durability across reopen.
+mod storage;
+// Spans of handled messages and their parent links.
+mod traces;

@@ -1,1 +1,6 @@
-//! placeholder
+//! Core tier: the pure library's public API, no actors, no IO beyond reading fixtures.
+
+// The shipped config and the reporting of config mistakes.
+mod config;
+// The core stays free of runtimes, actors, HTTP clients and shared maps.
+mod purity;
