@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use actix::{Actor, Addr, Arbiter, Context, Handler, Message};
 use ferret::supervision::RestartPolicy;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::instance::{Cx, Handle, RoleActor};
 use crate::messages::Envelope;
@@ -52,15 +55,21 @@ pub fn actors(args: &ActorBenchArgs) -> anyhow::Result<()> {
         args.instances > 0 && args.arbiters > 0 && args.runs > 0 && args.messages >= 10,
         "--instances, --arbiters and --runs must be ≥ 1, --messages ≥ 10"
     );
-    // Tracing at INFO with a real formatter, as `ferret run` has it; output discarded.
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
-        .with_writer(std::io::sink)
-        .finish();
-    tracing::subscriber::set_global_default(subscriber)?;
+    // Tracing at INFO with a real formatter, as `ferret run` has it, output discarded; the
+    // level can be lowered to WARN to show what the spans cost.
+    let (level, reload) = tracing_subscriber::reload::Layer::new(LevelFilter::INFO);
+    tracing_subscriber::registry()
+        .with(level)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::sink))
+        .try_init()?;
+    let spans_off = move || {
+        reload
+            .modify(|filter| *filter = LevelFilter::WARN)
+            .map_err(anyhow::Error::from)
+    };
 
     let system = actix_rt::System::new();
-    let results = system.block_on(measure(args.clone()))?;
+    let results = system.block_on(measure(args.clone(), spans_off))?;
     println!(
         "ferret bench actors: {} instances on {} arbiters, {} messages fire-and-forget, {} request-reply, median of {} runs\n",
         args.instances,
@@ -70,7 +79,7 @@ pub fn actors(args: &ActorBenchArgs) -> anyhow::Result<()> {
         args.runs
     );
     println!(
-        "{:<44} {:>18} {:>18}",
+        "{:<46} {:>18} {:>18}",
         "variant", "fire-and-forget", "request-reply"
     );
     for (name, fire, reply) in &results {
@@ -79,13 +88,18 @@ pub fn actors(args: &ActorBenchArgs) -> anyhow::Result<()> {
             fire.rate, reply.rate
         );
     }
-    let (bare, ours) = (&results[0], &results[1]);
-    println!(
-        "{:<44} {:>15.0} ns {:>15.0} ns",
-        "ferret's cost per message (median)",
-        ours.1.ns_per_msg - bare.1.ns_per_msg,
-        ours.2.ns_per_msg - bare.2.ns_per_msg
-    );
+    let bare = &results[0];
+    for (name, fire, reply) in &results[1..] {
+        println!(
+            "{:<44} {:>15.0} ns {:>15.0} ns",
+            format!(
+                "cost over bare: {}",
+                name.rsplit(", ").next().unwrap_or(name)
+            ),
+            fire.ns_per_msg - bare.1.ns_per_msg,
+            reply.ns_per_msg - bare.2.ns_per_msg
+        );
+    }
     Ok(())
 }
 
@@ -103,7 +117,10 @@ fn median(mut samples: Vec<Duration>, messages: u64) -> Figure {
     }
 }
 
-async fn measure(args: ActorBenchArgs) -> anyhow::Result<Vec<(&'static str, Figure, Figure)>> {
+async fn measure(
+    args: ActorBenchArgs,
+    spans_off: impl FnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<(&'static str, Figure, Figure)>> {
     let requests = args.messages / 10;
     let arbiters: Vec<_> = (0..args.arbiters)
         .map(|_| Arbiter::new().handle())
@@ -136,51 +153,103 @@ async fn measure(args: ActorBenchArgs) -> anyhow::Result<Vec<(&'static str, Figu
     let _runtime = builder.start()?;
     let route: Route<Bump> = pool.route();
 
-    let (mut bare_fire, mut bare_reply, mut ours_fire, mut ours_reply) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut bare = Variant::new(|messages, requests| {
+        let bare = &bare;
+        let bare_count = &bare_count;
+        async move {
+            let target = bare_count.load(Ordering::Relaxed) + messages;
+            for i in 0..messages {
+                bare[i as usize % bare.len()].do_send(Bump);
+            }
+            wait_for(bare_count, target).await;
+            let fired = Instant::now();
+            for i in 0..requests {
+                bare[i as usize % bare.len()].send(Bump).await?;
+            }
+            Ok(fired)
+        }
+    });
+    let mut ours = Variant::new(|messages, requests| {
+        let route = &route;
+        let ours_count = &ours_count;
+        async move {
+            let target = ours_count.load(Ordering::Relaxed) + messages;
+            for _ in 0..messages {
+                route.do_send(Envelope::new(Bump))?;
+            }
+            wait_for(ours_count, target).await;
+            let fired = Instant::now();
+            for _ in 0..requests {
+                route.send(Envelope::new(Bump)).await?;
+            }
+            Ok(fired)
+        }
+    });
     for _ in 0..args.runs {
-        // Fire-and-forget.
-        let start = Instant::now();
-        let target = bare_count.load(Ordering::Relaxed) + args.messages;
-        for i in 0..args.messages {
-            bare[i as usize % bare.len()].do_send(Bump);
-        }
-        wait_for(&bare_count, target).await;
-        bare_fire.push(start.elapsed());
-
-        let start = Instant::now();
-        let target = ours_count.load(Ordering::Relaxed) + args.messages;
-        for _ in 0..args.messages {
-            route.do_send(Envelope::new(Bump))?;
-        }
-        wait_for(&ours_count, target).await;
-        ours_fire.push(start.elapsed());
-
-        // Request-reply.
-        let start = Instant::now();
-        for i in 0..requests {
-            bare[i as usize % bare.len()].send(Bump).await?;
-        }
-        bare_reply.push(start.elapsed());
-
-        let start = Instant::now();
-        for _ in 0..requests {
-            route.send(Envelope::new(Bump)).await?;
-        }
-        ours_reply.push(start.elapsed());
+        bare.run(args.messages, requests).await?;
+        ours.run(args.messages, requests).await?;
+    }
+    spans_off()?;
+    let mut quiet = Variant::new(ours.body);
+    for _ in 0..args.runs {
+        quiet.run(args.messages, requests).await?;
     }
     Ok(vec![
         (
             "bare actix Addr (no envelope, span, guard)",
-            median(bare_fire, args.messages),
-            median(bare_reply, requests),
+            bare.fire(args.messages),
+            bare.reply(requests),
         ),
         (
-            "ferret Route → supervised Pool",
-            median(ours_fire, args.messages),
-            median(ours_reply, requests),
+            "ferret Route → supervised Pool, INFO spans",
+            ours.fire(args.messages),
+            ours.reply(requests),
+        ),
+        (
+            "ferret Route → supervised Pool, spans off",
+            quiet.fire(args.messages),
+            quiet.reply(requests),
         ),
     ])
+}
+
+/// One variant's timings: fire-and-forget and request-reply, one sample per run. `body` sends
+/// M messages, waits until all are handled, then makes M/10 sequential requests, returning
+/// when the fire-and-forget part ended.
+struct Variant<F> {
+    body: F,
+    fire: Vec<Duration>,
+    reply: Vec<Duration>,
+}
+
+impl<F, Fut> Variant<F>
+where
+    F: Fn(u64, u64) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Instant>>,
+{
+    fn new(body: F) -> Self {
+        Variant {
+            body,
+            fire: Vec::new(),
+            reply: Vec::new(),
+        }
+    }
+
+    async fn run(&mut self, messages: u64, requests: u64) -> anyhow::Result<()> {
+        let start = Instant::now();
+        let fired = (self.body)(messages, requests).await?;
+        self.fire.push(fired - start);
+        self.reply.push(fired.elapsed());
+        Ok(())
+    }
+
+    fn fire(&self, messages: u64) -> Figure {
+        median(self.fire.clone(), messages)
+    }
+
+    fn reply(&self, requests: u64) -> Figure {
+        median(self.reply.clone(), requests)
+    }
 }
 
 async fn wait_for(count: &AtomicU64, target: u64) {

@@ -25,7 +25,7 @@ use std::time::Instant;
 use actix::dev::{MessageResponse, OneshotSender};
 use actix::{Actor, ActorContext, Context, Handler, Message, MessageResult, Recipient};
 use ferret::supervision::ExitReason;
-use tracing::{debug, error, info_span, warn};
+use tracing::{debug, error, info_span, warn, Level};
 
 use crate::messages::{Envelope, InstanceDown, InstanceInfo, MessageId, Ping, Stop};
 
@@ -281,14 +281,15 @@ where
             warn!("Message reached an instance that is stopping after a panic.");
             return Guarded(None);
         }
-        let started = Instant::now();
+        // The clock is read only when the per-message DEBUG line will be written.
+        let started = tracing::enabled!(Level::DEBUG).then(Instant::now);
         let reply = self.guarded(ctx, Some(id), |role, cx| role.handle(payload, cx));
         if reply.is_some() {
             self.meta.stats.handled.fetch_add(1, Ordering::Relaxed);
-            debug!(
-                elapsed_us = started.elapsed().as_micros() as u64,
-                "Message handled."
-            );
+            if let Some(started) = started {
+                let elapsed_us = started.elapsed().as_micros() as u64;
+                debug!(elapsed_us, "Message handled.");
+            }
         }
         Guarded(reply)
     }

@@ -13,7 +13,6 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use actix::prelude::SendError;
 use actix::{Addr, MailboxError, Message};
 
 use crate::instance::{Handle, Instance, RoleActor, SlotStats};
@@ -227,29 +226,21 @@ where
     M: Message + Send + 'static,
     M::Result: Send,
 {
-    fn deliver(&self, pick: Pick, mut envelope: Envelope<M>) -> Result<(), RouteError> {
+    fn deliver(&self, pick: Pick, envelope: Envelope<M>) -> Result<(), RouteError> {
         let slots = self.read();
-        for index in self.candidates(pick) {
-            let slot = &slots[index];
-            let Some(addr) = slot.live() else { continue };
-            slot.backlog.fetch_add(1, Ordering::Relaxed);
-            match addr.try_send(envelope) {
-                Ok(()) => return Ok(()),
-                // Over capacity: queue anyway, as actix's `do_send` does. Use `send` where the
-                // sender should wait instead.
-                Err(SendError::Full(back)) => {
-                    addr.do_send(back);
-                    return Ok(());
-                }
-                // The instance died since `live()` looked; try the next slot.
-                Err(SendError::Closed(back)) => {
-                    slot.backlog.fetch_sub(1, Ordering::Relaxed);
-                    envelope = back;
-                }
-            }
-        }
-        self.dropped.fetch_add(1, Ordering::Relaxed);
-        Err(RouteError::NoInstance { role: R::ROLE })
+        let Some((slot, addr)) = self
+            .candidates(pick)
+            .find_map(|i| slots[i].live().map(|addr| (&slots[i], addr)))
+        else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Err(RouteError::NoInstance { role: R::ROLE });
+        };
+        // Queued even over capacity, as actix's `do_send` is; use `send` to wait instead. If
+        // the instance dies between `live()` and here, the message is lost with its mailbox
+        // and counted as dropped when the supervisor replaces it (the backlog says how many).
+        slot.backlog.fetch_add(1, Ordering::Relaxed);
+        addr.do_send(envelope);
+        Ok(())
     }
 
     fn request(&self, pick: Pick, envelope: Envelope<M>) -> Reply<M> {
