@@ -121,6 +121,11 @@ impl Daemon {
     /// Starts the runtime, records the run and starts the HTTP server; returns once the
     /// server is listening. Must run inside an actix `System`.
     pub async fn start(settings: &Settings) -> anyhow::Result<Daemon> {
+        // Bound first: a taken port fails start-up before any actor runs.
+        let bind = SocketAddr::new(settings.server.bind, settings.server.port);
+        let listener = crate::http::bind(bind)
+            .with_context(|| format!("cannot listen on {bind} ([server] in the config)"))?;
+        let addr = listener.local_addr()?;
         let (runtime, pools) = start_runtime(settings)?;
         let run_id = pools
             .page_db
@@ -132,10 +137,6 @@ impl Daemon {
             .await
             .context("recording the run")??;
 
-        let bind = SocketAddr::new(settings.server.bind, settings.server.port);
-        let listener = crate::http::bind(bind)
-            .with_context(|| format!("cannot listen on {bind} ([server] in the config)"))?;
-        let addr = listener.local_addr()?;
         let server = crate::http::serve(
             listener,
             settings.server.workers,

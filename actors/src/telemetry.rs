@@ -1,5 +1,7 @@
 //! Logging set-up and the Prometheus metrics.
 
+use std::io::IsTerminal;
+
 use ferret::config::LogFormat;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -22,6 +24,7 @@ pub fn init_logging(format: LogFormat) {
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),

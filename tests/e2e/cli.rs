@@ -65,3 +65,34 @@ fn version_and_help() {
         assert!(text.contains(command), "{command} missing in:\n{text}");
     }
 }
+
+#[test]
+fn a_taken_port_fails_start_up_before_anything_runs() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let text = crate::support::test_config(dir.path(), false, "", "")
+        .replace("port = 0", &format!("port = {port}"));
+    std::fs::write(&config, text).unwrap();
+    let out = ferret()
+        .arg("run")
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("Started pool."),
+        "actors started first:\n{stderr}"
+    );
+    assert!(
+        !dir.path().join("ferret.db").exists(),
+        "the store was opened first"
+    );
+}
