@@ -382,7 +382,7 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
     let mut check = Check::default();
 
     let runtime = RuntimeSettings {
-        seed: raw.runtime.seed.unwrap_or(0),
+        seed: raw.runtime.seed.unwrap_or(1),
         arbiters: NonZeroUsize::new(check.int(
             "runtime.arbiters",
             raw.runtime.arbiters,

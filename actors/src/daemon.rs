@@ -140,6 +140,7 @@ impl Daemon {
         let server = crate::http::serve(
             listener,
             settings.server.workers,
+            settings.runtime.shutdown_grace,
             settings.debug.fault_injection,
             runtime.clone(),
         )?;

@@ -25,9 +25,11 @@ struct ApiState {
 
 /// Starts the server on an already-bound listener (tests bind `127.0.0.1:0` and pass it, so
 /// there is no race for the port). Returns the server future, to be spawned or awaited.
+/// A graceful stop waits at most `grace` for requests in flight.
 pub fn serve(
     listener: TcpListener,
     workers: usize,
+    grace: std::time::Duration,
     fault_injection: bool,
     runtime: Runtime,
 ) -> std::io::Result<Server> {
@@ -48,6 +50,7 @@ pub fn serve(
         app
     })
     .workers(workers)
+    .shutdown_timeout(grace.as_secs())
     // Signals are the daemon's to handle: it stops intake, drains and flushes in order.
     .disable_signals()
     .listen(listener)?

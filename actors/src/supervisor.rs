@@ -436,11 +436,24 @@ impl Actor for SystemSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(self.options.liveness_interval, |this, ctx| this.sweep(ctx));
+        ctx.run_interval(self.options.liveness_interval, |this, ctx| {
+            this.guarded(|this| this.sweep(ctx))
+        });
     }
 }
 
 impl SystemSupervisor {
+    /// Runs supervisor logic with a panic guard. Nobody supervises the supervisor, so a panic
+    /// here (a bug) stops the system with exit code 1 rather than leaving it unsupervised.
+    fn guarded(&mut self, f: impl FnOnce(&mut Self)) {
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            let panic = crate::instance::panic_message(payload.as_ref());
+            error!(%panic, "The supervisor itself failed; stopping the system.");
+            self.phase = Phase::Stopped;
+            actix::System::current().stop_with_code(1);
+        }
+    }
+
     /// Finds instances whose mailbox closed although nobody reported it.
     fn sweep(&mut self, ctx: &mut Context<Self>) {
         if !matches!(self.phase, Phase::Running) {
@@ -542,7 +555,9 @@ impl SystemSupervisor {
     }
 
     fn tick_shutdown(ctx: &mut Context<Self>) {
-        ctx.run_interval(SHUTDOWN_TICK, |this, _| this.advance_shutdown());
+        ctx.run_interval(SHUTDOWN_TICK, |this, _| {
+            this.guarded(Self::advance_shutdown)
+        });
     }
 
     fn begin_stopping(&mut self, exit_code: i32) {
