@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use actix_rt::signal::unix::{signal, Signal, SignalKind};
 use actix_web::dev::ServerHandle;
 use anyhow::Context as _;
 use ferret::config::{ActorCounts, Settings};
@@ -180,27 +181,21 @@ impl Daemon {
             run_id: self.run_id,
             at_ms: unix_millis(),
         };
-        match self.run_stopped.send(Envelope::new(stopped)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(err)) => warn!(error = %err, "Could not record the clean end of the run."),
-            Err(err) => warn!(error = %err, "Could not record the clean end of the run."),
+        let recorded = match self.run_stopped.send(Envelope::new(stopped)).await {
+            Ok(result) => result.map_err(anyhow::Error::from),
+            Err(err) => Err(err.into()),
+        };
+        if let Err(err) = recorded {
+            warn!(error = %err, "Could not record the clean end of the run.");
         }
         self.runtime.shutdown();
     }
 
-    /// Shuts down on the first SIGINT or SIGTERM; a second one stops at once (exit 130).
-    pub fn shutdown_on_signals(&self) {
-        use actix_rt::signal::unix::{signal, SignalKind};
-        for (kind, name) in [
-            (SignalKind::interrupt(), "SIGINT"),
-            (SignalKind::terminate(), "SIGTERM"),
-        ] {
+    /// Shuts down on the first of `signals`; a second one stops at once (exit 130).
+    pub fn shutdown_on(&self, signals: Vec<(Signal, &'static str)>) {
+        for (mut stream, name) in signals {
             let daemon = self.clone();
             actix_rt::spawn(async move {
-                let Ok(mut stream) = signal(kind) else {
-                    warn!(signal = name, "Cannot listen for the signal.");
-                    return;
-                };
                 while stream.recv().await.is_some() {
                     if daemon.stopping.load(Ordering::SeqCst) {
                         warn!(signal = name, "Second signal; stopping now.");
@@ -215,13 +210,23 @@ impl Daemon {
     }
 }
 
+/// Takes over SIGINT and SIGTERM. Called before anything starts, so that a signal that comes
+/// at any moment after start-up (even before the daemon is ready) is queued, not fatal.
+fn take_signals() -> std::io::Result<Vec<(Signal, &'static str)>> {
+    Ok(vec![
+        (signal(SignalKind::interrupt())?, "SIGINT"),
+        (signal(SignalKind::terminate())?, "SIGTERM"),
+    ])
+}
+
 /// `ferret run`: starts the daemon and runs until a signal or an escalation. Returns the exit
 /// code, or the escalation as an error naming the role and its last failure.
 pub fn run(settings: &Settings) -> anyhow::Result<i32> {
     let system = actix_rt::System::new();
     let daemon = system.block_on(async {
+        let signals = take_signals().context("listening for signals")?;
         let daemon = Daemon::start(settings).await?;
-        daemon.shutdown_on_signals();
+        daemon.shutdown_on(signals);
         anyhow::Ok(daemon)
     })?;
     let code = system.run_with_code()?;
