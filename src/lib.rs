@@ -15,12 +15,14 @@
 //!
 //! - [`config`]: `config.toml` → raw serde structs → validated [`config::Settings`], reporting
 //!   every problem at once with its key path.
+//! - [`feed`]: the RSS/Atom parser and its format-neutral model.
 //! - [`role`]: the roles of the actor system and their names.
 //! - [`supervision`]: restart policies and the restart-intensity window (OTP semantics).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod feed;
 pub mod role;
 pub mod supervision;
 

@@ -28,9 +28,29 @@ enum Command {
         #[arg(env = "FERRET_CONFIG", default_value = "config.toml")]
         path: PathBuf,
     },
+    /// Parse a feed (RSS 0.9x/1.0/2.0, Atom 0.3/1.0) and print it as JSON.
+    Parse(ParseArgs),
     /// Measure ferret against a baseline and print the figures side by side.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(Debug, clap::Args)]
+struct ParseArgs {
+    /// A file, or `-` for standard input.
+    source: String,
+    /// The charset from an HTTP `Content-Type`, as if the document had come with it.
+    #[arg(long)]
+    charset: Option<String>,
+    /// The document's URL, for resolving relative links (defaults to the URL fetched).
+    #[arg(long)]
+    base: Option<String>,
+    /// Read only what the live-listing pagers need from each item.
+    #[arg(long)]
+    lean: bool,
+    /// Print compact JSON on one line.
+    #[arg(long)]
+    compact: bool,
 }
 
 #[derive(Debug, Default, clap::Args)]
@@ -66,6 +86,7 @@ fn main() -> ExitCode {
         }),
         Some(Command::Run(args)) => run(args),
         Some(Command::CheckConfig { path }) => check_config(&path),
+        Some(Command::Parse(args)) => parse(&args),
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
     };
     match result {
@@ -110,6 +131,32 @@ fn check_config(path: &Path) -> anyhow::Result<i32> {
             Ok(1)
         }
     }
+}
+
+fn parse(args: &ParseArgs) -> anyhow::Result<i32> {
+    let bytes = if args.source == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .context("cannot read standard input")?;
+        bytes
+    } else {
+        std::fs::read(&args.source).with_context(|| format!("cannot read {}", args.source))?
+    };
+    let options = ferret::feed::ParseOptions {
+        http_charset: args.charset.as_deref(),
+        base_url: args.base.as_deref(),
+        lean: args.lean,
+        ..Default::default()
+    };
+    let feed = ferret::feed::parse(&bytes, &options)
+        .map_err(|err| anyhow::anyhow!("{}:{err}", args.source))?;
+    let json = if args.compact {
+        serde_json::to_string(&feed)
+    } else {
+        serde_json::to_string_pretty(&feed)
+    }?;
+    println!("{json}");
+    Ok(0)
 }
 
 fn load_settings(path: &Path) -> anyhow::Result<Settings> {

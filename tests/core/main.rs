@@ -2,5 +2,7 @@
 
 // The shipped config and the reporting of config mistakes.
 mod config;
+// The feed parser, its fixtures and the feed corpora.
+mod feed;
 // The core stays free of runtimes, actors, HTTP clients and shared maps.
 mod purity;

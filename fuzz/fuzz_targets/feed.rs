@@ -1,0 +1,36 @@
+//! Feeds are outside input: whatever the bytes (and HTTP charset), parsing gives a feed or a
+//! typed error, never a panic, in full and in lean mode; and lean mode never finds items that
+//! full mode does not.
+#![no_main]
+
+use ferret::feed::{parse, ParseOptions};
+use libfuzzer_sys::fuzz_target;
+
+const CHARSETS: [Option<&str>; 5] = [None, Some("utf-8"), Some("Shift_JIS"), Some("utf-16"), Some("koi8-r")];
+
+fuzz_target!(|data: &[u8]| {
+    let (selector, bytes) = data.split_first().map_or((0, data), |(&s, rest)| (s, rest));
+    let options = ParseOptions {
+        http_charset: CHARSETS[usize::from(selector) % CHARSETS.len()],
+        base_url: (selector & 0x80 != 0).then_some("http://example.com/feeds/a.xml"),
+        ..ParseOptions::default()
+    };
+    let full = parse(bytes, &options);
+    let lean = parse(bytes, &ParseOptions { lean: true, ..options });
+    match (full, lean) {
+        (Ok(full), Ok(lean)) => {
+            assert_eq!(full.items.len(), lean.items.len(), "lean mode reads the same items");
+            for (a, b) in full.items.iter().zip(&lean.items) {
+                assert_eq!(a.id, b.id);
+                assert!(!a.id.is_empty(), "every item has an id");
+            }
+            serde_json_check(&full);
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        (full, lean) => panic!("modes disagree: {full:?} vs {lean:?}"),
+    }
+});
+
+fn serde_json_check(feed: &ferret::feed::Feed) {
+    let _ = format!("{feed:?}");
+}

@@ -1,0 +1,1450 @@
+//! The streaming reader: quick-xml events → [`Feed`].
+//!
+//! One pass over the decoded text with a stack of frames, one per open element. A frame knows
+//! what its element means in the model (a field of the feed or of an item, a person, an
+//! extension, something to skip), its `xml:base` and `xml:lang`, and where its content began
+//! in the text, so that an element holding markup (Atom `type="xhtml"`, or HTML someone forgot
+//! to escape) is kept as the markup it was. Namespaces are tracked here rather than by
+//! quick-xml's `NsReader`, because recovering from mismatched end tags means popping frames
+//! the reader knows nothing about.
+
+use std::borrow::Cow;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use url::Url;
+
+use super::decode::Decoded;
+use super::model::{Enclosure, Feed, Format, Item, Person, Values, Warning};
+use super::{date, derived_id, ParseError, ParseOptions};
+
+const ATOM_10: &str = "http://www.w3.org/2005/Atom";
+const ATOM_03: &str = "http://purl.org/atom/ns#";
+const RSS_10: &str = "http://purl.org/rss/1.0/";
+const RSS_090: &str = "http://my.netscape.com/rdf/simple/0.9/";
+const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+const DC: &str = "http://purl.org/dc/elements/1.1/";
+const DCTERMS: &str = "http://purl.org/dc/terms/";
+const CONTENT: &str = "http://purl.org/rss/1.0/modules/content/";
+const MEDIA: &str = "http://search.yahoo.com/mrss/";
+const XHTML: &str = "http://www.w3.org/1999/xhtml";
+const XML: &str = "http://www.w3.org/XML/1998/namespace";
+
+/// Warnings kept per document; the rest are counted in one last warning.
+const MAX_WARNINGS: usize = 100;
+/// XML errors recovered from before reading stops.
+const MAX_ERRORS: usize = 1_000;
+
+/// The namespaces the model knows, by URI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ns {
+    /// No namespace.
+    None,
+    /// RSS 1.0 or 0.90: the same vocabulary as plain RSS.
+    Rss,
+    Atom,
+    Rdf,
+    Dc,
+    DcTerms,
+    Content,
+    Media,
+    Xhtml,
+    Other,
+}
+
+impl Ns {
+    fn of(uri: &str) -> Ns {
+        match uri {
+            "" => Ns::None,
+            RSS_10 | RSS_090 => Ns::Rss,
+            ATOM_10 | ATOM_03 => Ns::Atom,
+            RDF => Ns::Rdf,
+            DC => Ns::Dc,
+            DCTERMS => Ns::DcTerms,
+            CONTENT => Ns::Content,
+            MEDIA => Ns::Media,
+            XHTML => Ns::Xhtml,
+            // Some feeds write the Atom namespace with a trailing `#` or the wrong case.
+            _ if uri.eq_ignore_ascii_case(ATOM_10) => Ns::Atom,
+            _ => Ns::Other,
+        }
+    }
+}
+
+/// Whose field an element fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Feed,
+    Item,
+}
+
+/// The model fields an element can fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Title,
+    /// RSS `link`: the text is the URL.
+    Link,
+    Description,
+    Language,
+    /// A date for `updated`; `strong` ones (`lastBuildDate`, Atom `updated`) replace weaker
+    /// ones (`pubDate` on a channel).
+    Updated {
+        strong: bool,
+    },
+    Published,
+    /// RSS `guid`; a permalink guid also serves as the link.
+    Guid {
+        permalink: bool,
+    },
+    /// Atom `id`.
+    Id,
+    /// `dc:identifier`: the id when there is no other.
+    Identifier,
+    Summary,
+    Content,
+    Category,
+    /// RSS `author` / `managingEditor`: `email (Name)` or `Name <email>`.
+    AuthorText,
+    /// `dc:creator`: a name.
+    Creator,
+    /// Atom person constructs.
+    PersonName,
+    PersonEmail,
+    PersonUri,
+    /// Media RSS fallbacks for an item's title and summary.
+    MediaTitle,
+    MediaDescription,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// `rss` or `rdf:RDF`: holds the channel (and, in RDF, the items).
+    Root,
+    /// RSS `channel`, Atom `feed`.
+    Channel,
+    Item,
+    /// An Atom `author` (or a feed's): its name, email and uri fill the last person pushed.
+    Person(Owner),
+    Field {
+        owner: Owner,
+        field: Field,
+        /// Atom `type="xhtml"`: the content is markup wrapped in a `div`.
+        xhtml: bool,
+        /// A child element appeared: the content is taken as markup from the text.
+        markup: bool,
+    },
+    /// An element the model has no field for, kept in `extensions` under `prefix`, by `path`.
+    Extension {
+        owner: Owner,
+        prefix: String,
+        path: String,
+        has_children: bool,
+    },
+    /// Read from its attributes at the start tag (Atom `link` and `category`, `enclosure`);
+    /// its content is ignored.
+    Attributes,
+    /// Ignored, with everything inside it.
+    Skip,
+}
+
+#[derive(Debug)]
+struct Frame<'a> {
+    kind: Kind,
+    /// The element's qualified name, to match its end tag.
+    name: &'a [u8],
+    /// Length of the namespace stack before this element's declarations.
+    ns_len: usize,
+    /// Index into `Parser::bases` of the `xml:base` in force, if any.
+    base: Option<usize>,
+    /// Index into `Parser::langs` of the `xml:lang` in force, if any.
+    lang: Option<usize>,
+    /// Offset in the text just after the start tag.
+    content_start: usize,
+}
+
+pub(super) fn parse(decoded: Decoded, options: &ParseOptions<'_>) -> Result<Feed, ParseError> {
+    let text = decoded.text.as_str();
+    let mut parser = Parser::new(text, options);
+    parser.feed.encoding = decoded.encoding.to_string();
+    for message in decoded.warnings {
+        parser.feed.well_formed = false;
+        parser.warn_at(0, message);
+    }
+    parser.run()?;
+    Ok(parser.finish())
+}
+
+struct Parser<'a, 'o> {
+    text: &'a str,
+    reader: Reader<&'a [u8]>,
+    options: &'o ParseOptions<'o>,
+    feed: Feed,
+    /// The item being read.
+    item: Option<Item>,
+    /// Items beyond the limit, skipped.
+    items_skipped: usize,
+    stack: Vec<Frame<'a>>,
+    /// In-scope namespace declarations, innermost last: prefix → URI.
+    namespaces: Vec<(String, String)>,
+    bases: Vec<Url>,
+    langs: Vec<String>,
+    /// The base given by the caller (the feed's URL), when it parses.
+    document_base: Option<Url>,
+    /// Text of the element being read, since its start tag or last child.
+    buffer: String,
+    is_atom: bool,
+    locator: Locator,
+    warnings_dropped: usize,
+}
+
+impl<'a, 'o> Parser<'a, 'o> {
+    fn new(text: &'a str, options: &'o ParseOptions<'o>) -> Self {
+        let mut reader = Reader::from_str(text);
+        let config = reader.config_mut();
+        config.allow_dangling_amp = true;
+        config.allow_unmatched_ends = true;
+        config.check_end_names = false;
+        config.check_comments = false;
+        config.expand_empty_elements = false;
+        config.trim_text(false);
+        let document_base = options.base_url.and_then(|base| Url::parse(base).ok());
+        Parser {
+            text,
+            reader,
+            options,
+            feed: Feed {
+                well_formed: true,
+                ..Feed::default()
+            },
+            item: None,
+            items_skipped: 0,
+            stack: Vec::with_capacity(16),
+            namespaces: Vec::new(),
+            bases: Vec::new(),
+            langs: Vec::new(),
+            document_base,
+            buffer: String::new(),
+            is_atom: false,
+            locator: Locator::default(),
+            warnings_dropped: 0,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), ParseError> {
+        let mut seen_root = false;
+        // The first root that was not a feed's: a feed may still be found inside it (Atom
+        // embedded in an XHTML page); if none is, this is the error.
+        let mut wrapper: Option<ParseError> = None;
+        let mut last_error_at = None;
+        let mut errors = 0;
+        loop {
+            let before = self.position();
+            match self.reader.read_event() {
+                Ok(Event::Start(start)) => {
+                    seen_root = seen_root || self.find_root(&start, before, &mut wrapper);
+                    if seen_root {
+                        self.start(&start, before, false);
+                    }
+                }
+                Ok(Event::Empty(start)) => {
+                    seen_root = seen_root || self.find_root(&start, before, &mut wrapper);
+                    if seen_root {
+                        self.start(&start, before, true);
+                    }
+                }
+                Ok(Event::End(_)) if !seen_root => {}
+                Ok(Event::End(end)) => self.end(end.name().into_inner(), before),
+                Ok(Event::Text(text)) => {
+                    let raw = text.into_inner();
+                    let raw = std::str::from_utf8(&raw).unwrap_or_default();
+                    if raw.contains('&') {
+                        self.ill_formed(before, "bare `&` kept as text".to_string());
+                    }
+                    if self.wants_text() {
+                        self.buffer.push_str(raw);
+                    }
+                }
+                Ok(Event::CData(cdata)) => {
+                    if self.wants_text() {
+                        let raw = cdata.into_inner();
+                        self.buffer
+                            .push_str(std::str::from_utf8(&raw).unwrap_or_default());
+                    }
+                }
+                Ok(Event::GeneralRef(reference)) => {
+                    let name = std::str::from_utf8(&reference).unwrap_or_default();
+                    let resolved = self.resolve_reference(name, before);
+                    if self.wants_text() {
+                        self.buffer.push_str(&resolved);
+                    }
+                }
+                Ok(Event::Eof) => break,
+                Ok(Event::Decl(_) | Event::PI(_) | Event::Comment(_) | Event::DocType(_)) => {}
+                Err(error) => {
+                    let at = self.reader.error_position() as usize;
+                    if !seen_root {
+                        if let Some(wrapper) = wrapper {
+                            return Err(wrapper);
+                        }
+                        let (line, column) = self.locator.locate(self.text, at);
+                        return Err(ParseError::NoRoot {
+                            line,
+                            column,
+                            detail: Some(error.to_string()),
+                        });
+                    }
+                    // An error that does not move the reader on would repeat forever.
+                    let stuck = last_error_at == Some(self.position());
+                    last_error_at = Some(self.position());
+                    errors += 1;
+                    if stuck || errors > MAX_ERRORS {
+                        self.ill_formed(at, format!("{error}; reading stopped here"));
+                        break;
+                    }
+                    self.ill_formed(at, format!("{error}; skipped"));
+                }
+            }
+        }
+        if !seen_root {
+            if let Some(wrapper) = wrapper {
+                return Err(wrapper);
+            }
+            let (line, column) = self.locator.locate(self.text, self.text.len());
+            return Err(ParseError::NoRoot {
+                line,
+                column,
+                detail: None,
+            });
+        }
+        self.close_open_frames();
+        Ok(())
+    }
+
+    fn position(&self) -> usize {
+        self.reader.buffer_position() as usize
+    }
+
+    /// Whether `start` is the feed's root; the first element that is not is kept in `wrapper`.
+    fn find_root(
+        &mut self,
+        start: &BytesStart<'_>,
+        at: usize,
+        wrapper: &mut Option<ParseError>,
+    ) -> bool {
+        match self.root(start, at) {
+            Ok(()) => {
+                if let Some(ParseError::NotAFeed { root, .. }) = wrapper {
+                    let message = format!("the feed is inside a <{root}> element");
+                    self.ill_formed(at, message);
+                }
+                true
+            }
+            Err(error) => {
+                wrapper.get_or_insert(error);
+                false
+            }
+        }
+    }
+
+    /// Recognises the format from the root element, or refuses the document.
+    fn root(&mut self, start: &BytesStart<'_>, at: usize) -> Result<(), ParseError> {
+        // The root's own declarations are not on the stack yet: read them here.
+        let mut default_ns = None;
+        let mut version = None;
+        let name = start.name().into_inner();
+        let (prefix, local) = split_name(name);
+        for attribute in start.attributes().with_checks(false).flatten() {
+            let key = attribute.key.into_inner();
+            let value = String::from_utf8_lossy(&attribute.value);
+            if key == b"version" {
+                version = Some(value.trim().to_string());
+            } else if key == b"xmlns" || (prefix.is_some() && key.strip_prefix(b"xmlns:") == prefix)
+            {
+                default_ns = Some(value.to_string());
+            }
+        }
+        let ns = default_ns.as_deref().map_or(Ns::None, Ns::of);
+        self.feed.format = match (local, ns) {
+            (b"rss", _) => match version.as_deref() {
+                Some("0.91") => Format::Rss091,
+                Some("0.92") => Format::Rss092,
+                Some("0.93") => Format::Rss093,
+                Some("0.94") => Format::Rss094,
+                _ => Format::Rss20,
+            },
+            // RSS 1.0 and 0.90 are told apart by the namespace of their channel.
+            (b"RDF", _) => Format::Unknown,
+            (b"feed", _) => {
+                self.is_atom = true;
+                if default_ns.as_deref() == Some(ATOM_03) || version.as_deref() == Some("0.3") {
+                    Format::Atom03
+                } else {
+                    Format::Atom10
+                }
+            }
+            _ => {
+                let (line, column) = self.locator.locate(self.text, at);
+                return Err(ParseError::NotAFeed {
+                    line,
+                    column,
+                    root: String::from_utf8_lossy(name).into_owned(),
+                });
+            }
+        };
+        Ok(())
+    }
+
+    /// Whether text at this point belongs to something the model keeps.
+    fn wants_text(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                kind: Kind::Field { markup: false, .. } | Kind::Extension { .. },
+                ..
+            })
+        )
+    }
+
+    fn start(&mut self, start: &BytesStart<'a>, at: usize, empty: bool) {
+        self.buffer.clear();
+        let name = borrowed_name(self.text, start);
+        let content_start = self.position();
+        let ns_len = self.namespaces.len();
+        let mut base = self.stack.last().and_then(|frame| frame.base);
+        let mut lang = self.stack.last().and_then(|frame| frame.lang);
+
+        // Children of markup, and everything inside skipped subtrees, cost nothing more.
+        if let Some(parent) = self.stack.last_mut() {
+            match &mut parent.kind {
+                Kind::Field { markup, .. } => {
+                    if !*markup {
+                        *markup = true;
+                    }
+                    return self.push_or_skip(
+                        Kind::Skip,
+                        name,
+                        ns_len,
+                        base,
+                        lang,
+                        content_start,
+                        empty,
+                    );
+                }
+                Kind::Skip => {
+                    return self.push_or_skip(
+                        Kind::Skip,
+                        name,
+                        ns_len,
+                        base,
+                        lang,
+                        content_start,
+                        empty,
+                    );
+                }
+                Kind::Extension { has_children, .. } => *has_children = true,
+                _ => {}
+            }
+        }
+        if self.stack.len() >= self.options.limits.max_depth {
+            self.warn_at(
+                at,
+                format!(
+                    "nesting deeper than {} levels; subtree skipped",
+                    self.options.limits.max_depth
+                ),
+            );
+            if !empty {
+                let _ = self.reader.read_to_end(start.name());
+            }
+            return;
+        }
+
+        // Declarations, xml:base and xml:lang.
+        let mut attributes = Vec::new();
+        for attribute in start.attributes().with_checks(false) {
+            let attribute = match attribute {
+                Ok(attribute) => attribute,
+                Err(error) => {
+                    self.ill_formed(at, format!("bad attribute: {error}"));
+                    continue;
+                }
+            };
+            let key = attribute.key.into_inner();
+            let raw = String::from_utf8_lossy(&attribute.value);
+            let value = self.unescape(&raw, at).into_owned();
+            if key == b"xmlns" {
+                self.namespaces.push((String::new(), value));
+            } else if let Some(prefix) = key.strip_prefix(b"xmlns:") {
+                let prefix = String::from_utf8_lossy(prefix).into_owned();
+                self.feed
+                    .namespaces
+                    .entry(prefix.clone())
+                    .or_insert_with(|| value.clone());
+                self.namespaces.push((prefix, value));
+            } else if key == b"xml:base" {
+                let resolved = match self.base_url(base) {
+                    Some(outer) => outer.join(value.trim()).ok(),
+                    None => Url::parse(value.trim()).ok(),
+                };
+                if let Some(url) = resolved {
+                    self.bases.push(url);
+                    base = Some(self.bases.len() - 1);
+                }
+            } else if key == b"xml:lang" {
+                self.langs.push(value.trim().to_string());
+                lang = Some(self.langs.len() - 1);
+            } else {
+                attributes.push((key, value));
+            }
+        }
+        if let Some((_, uri)) = self.namespaces[ns_len..]
+            .iter()
+            .find(|(prefix, _)| prefix.is_empty())
+        {
+            self.feed
+                .namespaces
+                .entry(String::new())
+                .or_insert_with(|| uri.clone());
+        }
+
+        let (prefix, local) = split_name(name);
+        let ns = self.namespace_of(prefix);
+        let kind = self.classify(ns, prefix, local, &attributes, base, at);
+        let attribute = |wanted: &[u8]| {
+            attributes
+                .iter()
+                .find(|(key, _)| split_name(key).1 == wanted)
+                .map(|(_, value)| value.as_str())
+        };
+
+        // What the start tag itself carries.
+        match &kind {
+            Kind::Channel if self.feed.language.is_none() => {
+                self.feed.language = lang.map(|index| self.langs[index].clone());
+            }
+            Kind::Item => {
+                let about = attribute(b"about").filter(|_| ns == Ns::Rss);
+                self.item = Some(Item {
+                    id: about.unwrap_or_default().to_string(),
+                    ..Item::default()
+                });
+            }
+            Kind::Person(owner) => self.persons(*owner).push(Person::default()),
+            Kind::Extension {
+                owner,
+                prefix,
+                path,
+                ..
+            } => {
+                for (key, value) in &attributes {
+                    let key = String::from_utf8_lossy(split_name(key).1);
+                    let name = format!("{path}@{key}");
+                    self.extend(*owner, prefix, name, value.clone());
+                }
+            }
+            _ => {}
+        }
+        self.start_tag_fields(&kind, ns, local, &attributes, base);
+
+        if empty {
+            let frame = Frame {
+                kind,
+                name,
+                ns_len,
+                base,
+                lang,
+                content_start,
+            };
+            self.stack.push(frame);
+            self.end_frame(content_start);
+        } else {
+            self.stack.push(Frame {
+                kind,
+                name,
+                ns_len,
+                base,
+                lang,
+                content_start,
+            });
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_or_skip(
+        &mut self,
+        kind: Kind,
+        name: &'a [u8],
+        ns_len: usize,
+        base: Option<usize>,
+        lang: Option<usize>,
+        content_start: usize,
+        empty: bool,
+    ) {
+        if !empty {
+            self.stack.push(Frame {
+                kind,
+                name,
+                ns_len,
+                base,
+                lang,
+                content_start,
+            });
+        }
+    }
+
+    /// Decides what an element means from its namespace, name and parent.
+    fn classify(
+        &mut self,
+        ns: Ns,
+        prefix: Option<&[u8]>,
+        local: &[u8],
+        attributes: &[(&[u8], String)],
+        _base: Option<usize>,
+        at: usize,
+    ) -> Kind {
+        let Some(parent) = self.stack.last() else {
+            return if self.is_atom {
+                Kind::Channel
+            } else {
+                Kind::Root
+            };
+        };
+        let core = matches!(ns, Ns::None | Ns::Rss);
+        let atom = ns == Ns::Atom || (self.is_atom && ns == Ns::None);
+        let field = |owner, field| Kind::Field {
+            owner,
+            field,
+            xhtml: false,
+            markup: false,
+        };
+        let text_construct = |owner, field| Kind::Field {
+            owner,
+            field,
+            xhtml: attributes
+                .iter()
+                .any(|(key, value)| *key == b"type" && value.trim().eq_ignore_ascii_case("xhtml")),
+            markup: false,
+        };
+        let lean = self.options.lean;
+        match (&parent.kind, local) {
+            (Kind::Root, b"channel") if core => {
+                if self.feed.format == Format::Unknown {
+                    self.feed.format = self.rdf_format(prefix);
+                }
+                Kind::Channel
+            }
+            (Kind::Root | Kind::Channel, b"item") if core => {
+                if self.feed.format == Format::Unknown {
+                    self.feed.format = self.rdf_format(prefix);
+                }
+                self.item_or_skip(at)
+            }
+            (Kind::Channel, b"entry") if atom => self.item_or_skip(at),
+            (Kind::Channel, _) => {
+                self.channel_child(ns, core, atom, prefix, local, field, text_construct)
+            }
+            (Kind::Item, _) => {
+                let kind = self.item_child(
+                    ns,
+                    core,
+                    atom,
+                    prefix,
+                    local,
+                    attributes,
+                    field,
+                    text_construct,
+                );
+                let lean_keeps = match &kind {
+                    Kind::Field { field, .. } => matches!(
+                        field,
+                        Field::Title
+                            | Field::MediaTitle
+                            | Field::Link
+                            | Field::Guid { .. }
+                            | Field::Id
+                            | Field::Identifier
+                            | Field::Published
+                            | Field::Updated { .. }
+                    ),
+                    Kind::Attributes => local == b"link",
+                    _ => false,
+                };
+                if lean && !lean_keeps {
+                    Kind::Skip
+                } else {
+                    kind
+                }
+            }
+            (Kind::Person(owner), _) => {
+                let owner = *owner;
+                match local {
+                    b"name" => field(owner, Field::PersonName),
+                    b"email" => field(owner, Field::PersonEmail),
+                    b"uri" | b"url" => field(owner, Field::PersonUri),
+                    _ => Kind::Skip,
+                }
+            }
+            (
+                Kind::Extension {
+                    owner,
+                    prefix,
+                    path,
+                    ..
+                },
+                _,
+            ) => Kind::Extension {
+                owner: *owner,
+                prefix: prefix.clone(),
+                path: format!("{path}/{}", String::from_utf8_lossy(local)),
+                has_children: false,
+            },
+            // Anything else under an RDF root (image, textinput) or in unknown places.
+            (Kind::Root, _) => self.extension(Owner::Feed, prefix, local),
+            _ => Kind::Skip,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn channel_child(
+        &self,
+        ns: Ns,
+        core: bool,
+        atom: bool,
+        prefix: Option<&[u8]>,
+        local: &[u8],
+        field: impl Fn(Owner, Field) -> Kind,
+        text_construct: impl Fn(Owner, Field) -> Kind,
+    ) -> Kind {
+        let feed = Owner::Feed;
+        match (ns, local) {
+            (_, b"title") if atom => text_construct(feed, Field::Title),
+            (_, b"subtitle" | b"tagline") if atom => text_construct(feed, Field::Description),
+            (_, b"updated" | b"modified") if atom => field(feed, Field::Updated { strong: true }),
+            (_, b"author") if atom => Kind::Person(feed),
+            (_, b"title") if core => field(feed, Field::Title),
+            (_, b"link") if core => field(feed, Field::Link),
+            (_, b"description") if core => field(feed, Field::Description),
+            (_, b"language") if core => field(feed, Field::Language),
+            (_, b"lastBuildDate") if core => field(feed, Field::Updated { strong: true }),
+            (_, b"pubDate") if core => field(feed, Field::Updated { strong: false }),
+            (_, b"managingEditor") if core => field(feed, Field::AuthorText),
+            (Ns::Dc, b"title") => field(feed, Field::Title),
+            (Ns::Dc, b"description") => field(feed, Field::Description),
+            (Ns::Dc, b"language") => field(feed, Field::Language),
+            (Ns::Dc, b"date") => field(feed, Field::Updated { strong: false }),
+            (Ns::Dc, b"creator") => field(feed, Field::Creator),
+            (Ns::DcTerms, b"modified") => field(feed, Field::Updated { strong: true }),
+            // Atom `link` is read from its attributes at the start tag.
+            (_, b"link") if atom => Kind::Attributes,
+            _ => self.extension(feed, prefix, local),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn item_child(
+        &self,
+        ns: Ns,
+        core: bool,
+        atom: bool,
+        prefix: Option<&[u8]>,
+        local: &[u8],
+        attributes: &[(&[u8], String)],
+        field: impl Fn(Owner, Field) -> Kind,
+        text_construct: impl Fn(Owner, Field) -> Kind,
+    ) -> Kind {
+        let item = Owner::Item;
+        match (ns, local) {
+            (_, b"title") if atom => text_construct(item, Field::Title),
+            (_, b"id") if atom => field(item, Field::Id),
+            (_, b"summary") if atom => text_construct(item, Field::Summary),
+            (_, b"content") if atom => text_construct(item, Field::Content),
+            (_, b"published" | b"issued") if atom => field(item, Field::Published),
+            (_, b"updated" | b"modified") if atom => field(item, Field::Updated { strong: true }),
+            (_, b"author") if atom => Kind::Person(item),
+            (_, b"category" | b"link") if atom => Kind::Attributes,
+            (_, b"title") if core => field(item, Field::Title),
+            (_, b"link") if core => field(item, Field::Link),
+            (_, b"guid") if core => {
+                let permalink = !attributes.iter().any(|(key, value)| {
+                    *key == b"isPermaLink" && value.trim().eq_ignore_ascii_case("false")
+                });
+                field(item, Field::Guid { permalink })
+            }
+            (_, b"description") if core => field(item, Field::Summary),
+            (_, b"pubDate") if core => field(item, Field::Published),
+            (_, b"author") if core => field(item, Field::AuthorText),
+            (_, b"category") if core => field(item, Field::Category),
+            (_, b"enclosure") if core => Kind::Attributes,
+            (Ns::Dc, b"title") => field(item, Field::Title),
+            (Ns::Dc, b"description") => field(item, Field::Summary),
+            (Ns::Dc, b"date") => field(item, Field::Published),
+            (Ns::Dc, b"creator" | b"contributor") => field(item, Field::Creator),
+            (Ns::Dc, b"subject") => field(item, Field::Category),
+            (Ns::Dc, b"identifier") => field(item, Field::Identifier),
+            (Ns::DcTerms, b"modified") => field(item, Field::Updated { strong: true }),
+            (Ns::DcTerms, b"issued" | b"created") => field(item, Field::Published),
+            (Ns::Content, b"encoded") => field(item, Field::Content),
+            (Ns::Xhtml, b"body") => Kind::Field {
+                owner: item,
+                field: Field::Content,
+                xhtml: false,
+                markup: true,
+            },
+            (Ns::Media, b"title") => field(item, Field::MediaTitle),
+            (Ns::Media, b"description") => field(item, Field::MediaDescription),
+            _ => self.extension(item, prefix, local),
+        }
+    }
+
+    fn extension(&self, owner: Owner, prefix: Option<&[u8]>, local: &[u8]) -> Kind {
+        Kind::Extension {
+            owner,
+            prefix: prefix
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .unwrap_or_default(),
+            path: String::from_utf8_lossy(local).into_owned(),
+            has_children: false,
+        }
+    }
+
+    fn rdf_format(&self, prefix: Option<&[u8]>) -> Format {
+        match self.namespace_uri(prefix) {
+            Some(RSS_090) => Format::Rss090,
+            Some(RSS_10) => Format::Rss10,
+            _ if self.feed.format == Format::Unknown => Format::Unknown,
+            _ => self.feed.format,
+        }
+    }
+
+    fn item_or_skip(&mut self, at: usize) -> Kind {
+        if self.feed.items.len() >= self.options.limits.max_items {
+            if self.items_skipped == 0 {
+                self.warn_at(
+                    at,
+                    format!(
+                        "more than {} items; the rest are skipped",
+                        self.options.limits.max_items
+                    ),
+                );
+            }
+            self.items_skipped += 1;
+            return Kind::Skip;
+        }
+        Kind::Item
+    }
+
+    /// Fields filled from the start tag's attributes: Atom links and categories, enclosures,
+    /// media content.
+    fn start_tag_fields(
+        &mut self,
+        kind: &Kind,
+        ns: Ns,
+        local: &[u8],
+        attributes: &[(&[u8], String)],
+        base: Option<usize>,
+    ) {
+        let Kind::Attributes = kind else { return };
+        let Some(parent) = self.stack.last() else {
+            return;
+        };
+        let owner = match parent.kind {
+            Kind::Channel => Owner::Feed,
+            Kind::Item => Owner::Item,
+            _ => return,
+        };
+        let attribute = |wanted: &[u8]| {
+            attributes
+                .iter()
+                .find(|(key, _)| split_name(key).1 == wanted)
+                .map(|(_, value)| value.trim())
+        };
+        let atom = ns == Ns::Atom || (self.is_atom && ns == Ns::None);
+        match local {
+            b"link" if atom || ns == Ns::Atom => {
+                let Some(href) = attribute(b"href") else {
+                    return;
+                };
+                let href = self.resolve(href, base);
+                let rel = attribute(b"rel").unwrap_or("alternate");
+                match (owner, rel) {
+                    (Owner::Feed, "alternate") => {
+                        if self.feed.link.is_none() {
+                            self.feed.link = Some(href);
+                        }
+                    }
+                    (Owner::Item, "alternate") => {
+                        if let Some(item) = self.item.as_mut() {
+                            if item.link.is_none() {
+                                item.link = Some(href);
+                            }
+                        }
+                    }
+                    (Owner::Item, "enclosure") => {
+                        let enclosure = Enclosure {
+                            url: href,
+                            length: attribute(b"length").and_then(|l| l.parse().ok()),
+                            mime_type: attribute(b"type").map(str::to_string),
+                        };
+                        if let Some(item) = self.item.as_mut() {
+                            item.enclosures.push(enclosure);
+                        }
+                    }
+                    (_, rel) => {
+                        let prefix = if ns == Ns::Atom {
+                            self.prefix_of(ATOM_10, ATOM_03)
+                        } else {
+                            String::new()
+                        };
+                        self.extend(owner, &prefix, format!("link@{rel}"), href);
+                    }
+                }
+            }
+            b"category" if atom && owner == Owner::Item => {
+                if let (Some(term), Some(item)) = (attribute(b"term"), self.item.as_mut()) {
+                    item.categories.push(term.to_string());
+                }
+            }
+            b"enclosure" if owner == Owner::Item => {
+                if let Some(url) = attribute(b"url") {
+                    let enclosure = Enclosure {
+                        url: self.resolve(url, base),
+                        length: attribute(b"length").and_then(|l| l.parse().ok()),
+                        mime_type: attribute(b"type").map(str::to_string),
+                    };
+                    if let Some(item) = self.item.as_mut() {
+                        item.enclosures.push(enclosure);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, name: &[u8], at: usize) {
+        // The innermost open element of that name; an end tag matching none is stray.
+        let Some(depth) = self.stack.iter().rposition(|frame| frame.name == name) else {
+            self.ill_formed(
+                at,
+                format!(
+                    "end tag </{}> matches no open element; ignored",
+                    String::from_utf8_lossy(name)
+                ),
+            );
+            return;
+        };
+        while self.stack.len() > depth + 1 {
+            let inner = self
+                .stack
+                .last()
+                .map(|frame| frame.name)
+                .unwrap_or_default();
+            self.ill_formed(
+                at,
+                format!(
+                    "<{}> not closed before </{}>; closed there",
+                    String::from_utf8_lossy(inner),
+                    String::from_utf8_lossy(name)
+                ),
+            );
+            self.end_frame(at);
+        }
+        self.end_frame(at);
+    }
+
+    /// Closes the innermost frame, its content ending at `content_end`.
+    fn end_frame(&mut self, content_end: usize) {
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        self.namespaces.truncate(frame.ns_len);
+        match frame.kind {
+            Kind::Field {
+                owner,
+                field,
+                xhtml,
+                markup,
+            } => {
+                let value = if markup {
+                    let raw = self
+                        .text
+                        .get(frame.content_start..content_end)
+                        .unwrap_or_default();
+                    let raw = raw.trim();
+                    if xhtml { strip_div(raw) } else { raw }.to_string()
+                } else {
+                    std::mem::take(&mut self.buffer)
+                };
+                self.set_field(owner, field, value, frame.base, frame.content_start);
+            }
+            Kind::Extension {
+                owner,
+                prefix,
+                path,
+                has_children,
+            } => {
+                if !has_children {
+                    let value = std::mem::take(&mut self.buffer).trim().to_string();
+                    self.extend(owner, &prefix, path, value);
+                }
+            }
+            Kind::Item => {
+                if let Some(mut item) = self.item.take() {
+                    if item.id.is_empty() {
+                        item.id = derived_id(item.link.as_deref(), item.title.as_deref());
+                    }
+                    self.feed.items.push(item);
+                }
+            }
+            Kind::Channel | Kind::Root | Kind::Person(_) | Kind::Attributes | Kind::Skip => {}
+        }
+        self.buffer.clear();
+    }
+
+    fn close_open_frames(&mut self) {
+        if let Some(frame) = self.stack.last() {
+            let name = String::from_utf8_lossy(frame.name).into_owned();
+            let at = self.text.len();
+            self.ill_formed(
+                at,
+                format!("document ends inside <{name}> (cut off?); what was read is kept"),
+            );
+        }
+        while !self.stack.is_empty() {
+            self.end_frame(self.text.len());
+        }
+    }
+
+    fn set_field(
+        &mut self,
+        owner: Owner,
+        field: Field,
+        value: String,
+        base: Option<usize>,
+        at: usize,
+    ) {
+        let trimmed = value.trim();
+        if trimmed.is_empty() && !matches!(field, Field::Title | Field::Summary | Field::Content) {
+            return;
+        }
+        match field {
+            Field::Updated { .. } | Field::Published => {
+                let Some(parsed) = date::parse(trimmed) else {
+                    self.warn_at(
+                        at,
+                        format!("unreadable date `{}`; left empty", truncate(trimmed, 60)),
+                    );
+                    return;
+                };
+                let formatted = date::to_rfc3339(parsed);
+                match (owner, field) {
+                    (Owner::Feed, Field::Updated { strong }) => {
+                        if strong || self.feed.updated.is_none() {
+                            self.feed.updated = Some(formatted);
+                        }
+                    }
+                    (Owner::Feed, _) => {
+                        self.feed.updated.get_or_insert(formatted);
+                    }
+                    (Owner::Item, Field::Published) => {
+                        if let Some(item) = self.item.as_mut() {
+                            item.published.get_or_insert(formatted);
+                        }
+                    }
+                    (Owner::Item, _) => {
+                        if let Some(item) = self.item.as_mut() {
+                            item.updated = Some(formatted);
+                        }
+                    }
+                }
+                return;
+            }
+            Field::PersonName | Field::PersonEmail | Field::PersonUri => {
+                let value = if field == Field::PersonUri {
+                    self.resolve(trimmed, base)
+                } else {
+                    trimmed.to_string()
+                };
+                if let Some(person) = self.persons(owner).last_mut() {
+                    match field {
+                        Field::PersonName => person.name = Some(value),
+                        Field::PersonEmail => person.email = Some(value),
+                        _ => person.uri = Some(value),
+                    }
+                }
+                return;
+            }
+            Field::AuthorText => {
+                let person = person_from_text(trimmed);
+                self.persons(owner).push(person);
+                return;
+            }
+            Field::Creator => {
+                let person = Person {
+                    name: Some(trimmed.to_string()),
+                    ..Person::default()
+                };
+                self.persons(owner).push(person);
+                return;
+            }
+            _ => {}
+        }
+        let link = matches!(field, Field::Link).then(|| self.resolve(trimmed, base));
+        if owner == Owner::Feed {
+            let feed = &mut self.feed;
+            match field {
+                Field::Title => set_once(&mut feed.title, trimmed),
+                Field::Link if feed.link.is_none() => feed.link = link,
+                Field::Description => set_once(&mut feed.description, trimmed),
+                Field::Language => set_once(&mut feed.language, trimmed),
+                _ => {}
+            }
+            return;
+        }
+        let guid_link = matches!(field, Field::Guid { permalink: true })
+            .then(|| trimmed)
+            .filter(|guid| guid.starts_with("http://") || guid.starts_with("https://"))
+            .map(|guid| self.resolve(guid, base));
+        let Some(item) = self.item.as_mut() else {
+            return;
+        };
+        match field {
+            Field::Title | Field::MediaTitle => set_once(&mut item.title, trimmed),
+            Field::Link if item.link.is_none() => item.link = link,
+            Field::Guid { .. } | Field::Id => {
+                item.id = trimmed.to_string();
+                if item.link.is_none() {
+                    item.link = guid_link;
+                }
+            }
+            Field::Identifier if item.id.is_empty() => item.id = trimmed.to_string(),
+            Field::Summary => set_once(&mut item.summary, value.trim()),
+            Field::MediaDescription => set_once(&mut item.summary, trimmed),
+            Field::Content => set_once(&mut item.content, value.trim()),
+            Field::Category => item.categories.push(trimmed.to_string()),
+            _ => {}
+        }
+    }
+
+    fn persons(&mut self, owner: Owner) -> &mut Vec<Person> {
+        match (owner, self.item.as_mut()) {
+            (Owner::Item, Some(item)) => &mut item.authors,
+            _ => &mut self.feed.authors,
+        }
+    }
+
+    fn extend(&mut self, owner: Owner, prefix: &str, name: String, value: String) {
+        let extensions = match (owner, self.item.as_mut()) {
+            (Owner::Item, Some(item)) => &mut item.extensions,
+            _ => &mut self.feed.extensions,
+        };
+        let values = extensions
+            .entry(prefix.to_string())
+            .or_default()
+            .entry(name)
+            .or_insert_with(|| Values(Vec::new()));
+        values.0.push(value);
+    }
+
+    fn namespace_uri(&self, prefix: Option<&[u8]>) -> Option<&str> {
+        let prefix = prefix.unwrap_or(b"");
+        if prefix == b"xml" {
+            return Some(XML);
+        }
+        self.namespaces
+            .iter()
+            .rev()
+            .find(|(declared, _)| declared.as_bytes() == prefix)
+            .map(|(_, uri)| uri.as_str())
+    }
+
+    fn namespace_of(&self, prefix: Option<&[u8]>) -> Ns {
+        match self.namespace_uri(prefix) {
+            Some(uri) => Ns::of(uri),
+            // An undeclared prefix: the common ones are known by their usual names.
+            None => match prefix {
+                None => Ns::None,
+                Some(b"dc") => Ns::Dc,
+                Some(b"dcterms") => Ns::DcTerms,
+                Some(b"content") => Ns::Content,
+                Some(b"media") => Ns::Media,
+                Some(b"atom") => Ns::Atom,
+                Some(b"rdf") => Ns::Rdf,
+                Some(_) => Ns::Other,
+            },
+        }
+    }
+
+    fn prefix_of(&self, uri: &str, alternative: &str) -> String {
+        self.namespaces
+            .iter()
+            .rev()
+            .find(|(_, declared)| declared == uri || declared == alternative)
+            .map(|(prefix, _)| prefix.clone())
+            .unwrap_or_else(|| "atom".to_string())
+    }
+
+    fn base_url(&self, base: Option<usize>) -> Option<&Url> {
+        base.map(|index| &self.bases[index])
+            .or(self.document_base.as_ref())
+    }
+
+    /// Resolves a link against the `xml:base` in force and the document's URL.
+    fn resolve(&self, link: &str, base: Option<usize>) -> String {
+        let link = link.trim();
+        match self.base_url(base) {
+            Some(base) => base
+                .join(link)
+                .map(String::from)
+                .unwrap_or_else(|_| link.to_string()),
+            None => link.to_string(),
+        }
+    }
+
+    /// Resolves `&name;`: character references, XML's five, HTML's named entities (with a
+    /// warning: they are not XML), and anything else kept as written.
+    fn resolve_reference(&mut self, name: &str, at: usize) -> Cow<'static, str> {
+        match resolve_entity(name) {
+            Resolved::Text(text) => text,
+            Resolved::Html(text) => {
+                self.ill_formed(at, format!("HTML entity `&{name};` is not XML; resolved"));
+                Cow::Borrowed(text)
+            }
+            Resolved::Unknown => {
+                self.ill_formed(at, format!("unknown entity `&{name};` kept as written"));
+                Cow::Owned(format!("&{name};"))
+            }
+        }
+    }
+
+    /// Unescapes an attribute value with the same rules as text.
+    fn unescape<'v>(&mut self, raw: &'v str, at: usize) -> Cow<'v, str> {
+        if !raw.contains('&') {
+            return Cow::Borrowed(raw);
+        }
+        let mut out = String::with_capacity(raw.len());
+        let mut rest = raw;
+        while let Some(amp) = rest.find('&') {
+            out.push_str(&rest[..amp]);
+            let after = &rest[amp + 1..];
+            let name_len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '#'))
+                .unwrap_or(after.len());
+            if after[name_len..].starts_with(';') && name_len > 0 {
+                let resolved = self.resolve_reference(&after[..name_len], at);
+                out.push_str(&resolved);
+                rest = &after[name_len + 1..];
+            } else {
+                self.ill_formed(at, "bare `&` in an attribute kept as text".to_string());
+                out.push('&');
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        Cow::Owned(out)
+    }
+
+    /// A well-formedness problem: recovered, but the document is not what it should be.
+    fn ill_formed(&mut self, at: usize, message: String) {
+        self.feed.well_formed = false;
+        self.warn_at(at, message);
+    }
+
+    fn warn_at(&mut self, at: usize, message: String) {
+        if self.feed.warnings.len() >= MAX_WARNINGS {
+            self.warnings_dropped += 1;
+            return;
+        }
+        let (line, column) = self.locator.locate(self.text, at);
+        self.feed.warnings.push(Warning {
+            line,
+            column,
+            message,
+        });
+    }
+
+    fn finish(mut self) -> Feed {
+        if self.items_skipped > 0 {
+            let at = self.text.len();
+            self.warn_at(
+                at,
+                format!("{} items beyond the limit were skipped", self.items_skipped),
+            );
+        }
+        if self.warnings_dropped > 0 {
+            let (line, column) = self.locator.locate(self.text, self.text.len());
+            self.feed.warnings.push(Warning {
+                line,
+                column,
+                message: format!("{} more warnings not listed", self.warnings_dropped),
+            });
+        }
+        if self.feed.language.is_none() {
+            self.feed.language = self.langs.first().cloned();
+        }
+        self.feed
+    }
+}
+
+/// What an entity reference stands for.
+enum Resolved {
+    Text(Cow<'static, str>),
+    Html(&'static str),
+    Unknown,
+}
+
+fn resolve_entity(name: &str) -> Resolved {
+    if let Some(number) = name.strip_prefix('#') {
+        let code = match number.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok(),
+            None => number.parse().ok(),
+        };
+        // Windows-1252 code points written as numbers, as feeds often do.
+        let code = code.map(|code| match code {
+            0x80..=0x9f => windows_1252(code),
+            code => code,
+        });
+        return match code.and_then(char::from_u32).filter(|&c| c != '\0') {
+            Some(c) => Resolved::Text(Cow::Owned(c.to_string())),
+            None => Resolved::Unknown,
+        };
+    }
+    if let Some(text) = quick_xml::escape::resolve_xml_entity(name) {
+        return Resolved::Text(Cow::Borrowed(text));
+    }
+    match quick_xml::escape::resolve_html5_entity(name) {
+        Some(text) => Resolved::Html(text),
+        None => Resolved::Unknown,
+    }
+}
+
+fn windows_1252(code: u32) -> u32 {
+    let byte = [code as u8];
+    let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(&byte);
+    text.chars().next().map_or(code, u32::from)
+}
+
+/// The element's qualified name, borrowed from the text: the reader reads from a slice, so a
+/// start tag's bytes lie inside `text`, and their offset gives the name a lifetime of `'a`.
+fn borrowed_name<'a>(text: &'a str, start: &BytesStart<'_>) -> &'a [u8] {
+    let offset = (start.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    let len = start.name().into_inner().len();
+    text.as_bytes()
+        .get(offset..offset.saturating_add(len))
+        .unwrap_or_default()
+}
+
+/// `prefix:local` → (prefix, local).
+fn split_name(name: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    match name.iter().position(|&b| b == b':') {
+        Some(colon) => (Some(&name[..colon]), &name[colon + 1..]),
+        None => (None, name),
+    }
+}
+
+/// The markup inside an Atom XHTML `div` wrapper.
+fn strip_div(raw: &str) -> &str {
+    let Some(rest) = raw.strip_prefix('<') else {
+        return raw;
+    };
+    let name_end = rest
+        .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
+        .unwrap_or(rest.len());
+    let name = &rest[..name_end];
+    if split_name(name.as_bytes()).1 != b"div" {
+        return raw;
+    }
+    let Some(open_end) = rest.find('>') else {
+        return raw;
+    };
+    let closing = format!("</{name}>");
+    match rest[open_end + 1..]
+        .trim_end()
+        .strip_suffix(closing.as_str())
+    {
+        Some(inner) => inner.trim(),
+        None => raw,
+    }
+}
+
+/// RSS authors: `me@example.com (Me)`, `Me <me@example.com>`, or either part alone.
+fn person_from_text(text: &str) -> Person {
+    let text = text.trim();
+    if let Some((email, rest)) = text.split_once('(') {
+        if let Some(name) = rest.strip_suffix(')') {
+            let email = email.trim();
+            return Person {
+                name: Some(name.trim().to_string()),
+                email: (!email.is_empty()).then(|| email.to_string()),
+                uri: None,
+            };
+        }
+    }
+    if let Some((name, rest)) = text.split_once('<') {
+        if let Some(email) = rest.strip_suffix('>') {
+            let name = name.trim();
+            return Person {
+                name: (!name.is_empty()).then(|| name.to_string()),
+                email: Some(email.trim().to_string()),
+                uri: None,
+            };
+        }
+    }
+    if text.contains('@') && !text.contains(' ') {
+        return Person {
+            email: Some(text.to_string()),
+            ..Person::default()
+        };
+    }
+    Person {
+        name: Some(text.to_string()),
+        ..Person::default()
+    }
+}
+
+fn set_once(slot: &mut Option<String>, value: &str) {
+    if slot.is_none() {
+        *slot = Some(value.to_string());
+    }
+}
+
+fn truncate(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// Byte offset → (line, column), both from 1, columns in characters. Warnings come in
+/// document order, so it walks forward from the last answer.
+#[derive(Debug, Default)]
+struct Locator {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Locator {
+    fn locate(&mut self, text: &str, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        if offset < self.offset || self.line == 0 {
+            *self = Locator {
+                offset: 0,
+                line: 1,
+                column: 1,
+            };
+        }
+        for c in text[self.offset..offset].chars() {
+            if c == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.offset = offset;
+        (self.line, self.column)
+    }
+}

@@ -1,0 +1,447 @@
+//! The feed parser through its public API: formats, encodings, namespaces, forgiveness, limits,
+//! lean mode, and the whole test corpus without a panic.
+
+use std::path::{Path, PathBuf};
+
+use ferret::feed::{derived_id, parse, Feed, Format, Limits, ParseError, ParseOptions};
+
+fn parse_str(text: &str) -> Feed {
+    parse(text.as_bytes(), &ParseOptions::default()).expect("parses")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/feeds")
+        .join(name)
+}
+
+#[test]
+fn a_live_listing_page_matches_its_json_twin() {
+    let bytes = std::fs::read(fixture("nicolive-recent.xml")).unwrap();
+    let options = ParseOptions {
+        base_url: Some("http://live.nicovideo.jp/recent/rss?p=1"),
+        ..ParseOptions::default()
+    };
+    let feed = parse(&bytes, &options).unwrap();
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("nicolive-recent.json")).unwrap())
+            .unwrap();
+    assert_eq!(serde_json::to_value(&feed).unwrap(), expected);
+    // What the live-listing detector reads.
+    assert_eq!(
+        feed.extensions["nicolive"]["total_count"].first(),
+        Some("1187")
+    );
+    assert_eq!(
+        feed.items[1].extensions["nicolive"]["member_only"].first(),
+        Some("true")
+    );
+}
+
+#[test]
+fn rss2_with_the_common_namespaces() {
+    let feed = parse_str(
+        r#"<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"
+              xmlns:content="http://purl.org/rss/1.0/modules/content/"
+              xmlns:media="http://search.yahoo.com/mrss/" xmlns:x="urn:example">
+          <channel><title>T</title><link>http://example.com/</link>
+            <lastBuildDate>Tue, 10 Jun 2003 04:00:00 GMT</lastBuildDate>
+            <dc:language>en-gb</dc:language><managingEditor>ed@example.com (Ed)</managingEditor>
+            <x:thing a="1">v</x:thing>
+            <item><title>One</title><description>short</description>
+              <content:encoded><![CDATA[<p>long</p>]]></content:encoded>
+              <dc:creator>Ann</dc:creator><dc:date>2003-06-03T09:39:21-05:00</dc:date>
+              <category>a</category><dc:subject>b</dc:subject>
+              <enclosure url="http://example.com/a.mp3" length="123" type="audio/mpeg"/>
+              <media:thumbnail url="http://example.com/t.jpg"/>
+              <guid>http://example.com/1</guid>
+              <x:thing>one</x:thing><x:thing>two</x:thing>
+            </item></channel></rss>"#,
+    );
+    assert_eq!(feed.format, Format::Rss20);
+    assert_eq!(feed.title.as_deref(), Some("T"));
+    assert_eq!(feed.language.as_deref(), Some("en-gb"));
+    assert_eq!(feed.updated.as_deref(), Some("2003-06-10T04:00:00Z"));
+    assert_eq!(feed.authors[0].email.as_deref(), Some("ed@example.com"));
+    assert_eq!(feed.authors[0].name.as_deref(), Some("Ed"));
+    assert_eq!(feed.extensions["x"]["thing"].first(), Some("v"));
+    assert_eq!(feed.extensions["x"]["thing@a"].first(), Some("1"));
+    let item = &feed.items[0];
+    assert_eq!(item.id, "http://example.com/1");
+    assert_eq!(
+        item.link.as_deref(),
+        Some("http://example.com/1"),
+        "a permalink guid is the link"
+    );
+    assert_eq!(item.summary.as_deref(), Some("short"));
+    assert_eq!(item.content.as_deref(), Some("<p>long</p>"));
+    assert_eq!(item.authors[0].name.as_deref(), Some("Ann"));
+    assert_eq!(item.published.as_deref(), Some("2003-06-03T14:39:21Z"));
+    assert_eq!(item.categories, ["a", "b"]);
+    assert_eq!(item.enclosures[0].url, "http://example.com/a.mp3");
+    assert_eq!(item.enclosures[0].length, Some(123));
+    assert_eq!(
+        item.extensions["media"]["thumbnail@url"].first(),
+        Some("http://example.com/t.jpg")
+    );
+    assert_eq!(item.extensions["x"]["thing"].0, ["one", "two"]);
+}
+
+#[test]
+fn atom_with_xml_base_xhtml_and_people() {
+    let feed = parse_str(
+        r#"<?xml version="1.0"?>
+        <feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://example.org/blog/" xml:lang="fr">
+          <title type="html">A &lt;b&gt;bold&lt;/b&gt; title</title>
+          <subtitle>Sub</subtitle><updated>2005-07-31T12:29:29Z</updated>
+          <link rel="alternate" href="./"/><link rel="self" href="feed.atom"/>
+          <author><name>Mark</name><uri>/mark</uri><email>m@example.org</email></author>
+          <entry xml:base="2005/">
+            <id>tag:example.org,2005:1</id><title>Entry</title>
+            <link href="post.html"/><link rel="enclosure" href="a.ogg" length="9" type="audio/ogg"/>
+            <published>2005-07-30T10:00:00+02:00</published><updated>2005-07-31T12:29:29Z</updated>
+            <category term="tech"/>
+            <content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hi <b>there</b></div></content>
+          </entry>
+        </feed>"#,
+    );
+    assert_eq!(feed.format, Format::Atom10);
+    assert_eq!(feed.title.as_deref(), Some("A <b>bold</b> title"));
+    assert_eq!(feed.description.as_deref(), Some("Sub"));
+    assert_eq!(feed.link.as_deref(), Some("http://example.org/blog/"));
+    assert_eq!(feed.language.as_deref(), Some("fr"));
+    assert_eq!(
+        feed.authors[0].uri.as_deref(),
+        Some("http://example.org/mark")
+    );
+    assert_eq!(
+        feed.extensions[""]["link@self"].first(),
+        Some("http://example.org/blog/feed.atom")
+    );
+    let entry = &feed.items[0];
+    assert_eq!(entry.id, "tag:example.org,2005:1");
+    assert_eq!(
+        entry.link.as_deref(),
+        Some("http://example.org/blog/2005/post.html")
+    );
+    assert_eq!(
+        entry.enclosures[0].url,
+        "http://example.org/blog/2005/a.ogg"
+    );
+    assert_eq!(entry.published.as_deref(), Some("2005-07-30T08:00:00Z"));
+    assert_eq!(entry.categories, ["tech"]);
+    assert_eq!(entry.content.as_deref(), Some("Hi <b>there</b>"));
+    assert!(feed.well_formed, "{:?}", feed.warnings);
+}
+
+#[test]
+fn rss1_and_rss090_are_told_apart() {
+    let rdf = |ns: &str| {
+        format!(
+            r#"<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="{ns}">
+              <channel rdf:about="http://example.com/"><title>R</title></channel>
+              <item rdf:about="http://example.com/1"><title>I</title><link>http://example.com/1</link></item>
+            </rdf:RDF>"#
+        )
+    };
+    let feed = parse_str(&rdf("http://purl.org/rss/1.0/"));
+    assert_eq!(feed.format, Format::Rss10);
+    assert_eq!(
+        feed.items[0].id, "http://example.com/1",
+        "rdf:about is the id"
+    );
+    let feed = parse_str(&rdf("http://my.netscape.com/rdf/simple/0.9/"));
+    assert_eq!(feed.format, Format::Rss090);
+    assert_eq!(feed.title.as_deref(), Some("R"));
+}
+
+#[test]
+fn legacy_encodings_from_the_declaration_and_from_http() {
+    let cases: [(&str, &str); 5] = [
+        ("Shift_JIS", "日本語のフィード"),
+        ("EUC-JP", "日本語のフィード"),
+        ("windows-1251", "Новости дня"),
+        ("KOI8-R", "Новости дня"),
+        ("GB2312", "中文新闻"),
+    ];
+    for (label, title) in cases {
+        let encoding = encoding_rs::Encoding::for_label(label.as_bytes()).unwrap();
+        let body = format!("<rss version=\"2.0\"><channel><title>{title}</title></channel></rss>");
+        let declared = format!("<?xml version=\"1.0\" encoding=\"{label}\"?>{body}");
+        let (bytes, _, _) = encoding.encode(&declared);
+        let feed = parse(&bytes, &ParseOptions::default()).unwrap();
+        assert_eq!(feed.title.as_deref(), Some(title), "{label} declared");
+        assert_eq!(feed.encoding, encoding.name());
+
+        // The HTTP charset wins over a wrong declaration.
+        let mislabelled = format!("<?xml version=\"1.0\" encoding=\"iso-8859-1\"?>{body}");
+        let (bytes, _, _) = encoding.encode(&mislabelled);
+        let options = ParseOptions {
+            http_charset: Some(label),
+            ..ParseOptions::default()
+        };
+        let feed = parse(&bytes, &options).unwrap();
+        assert_eq!(feed.title.as_deref(), Some(title), "{label} from HTTP");
+    }
+}
+
+#[test]
+fn dates_are_utc_and_a_bad_one_is_a_warning_not_a_lost_item() {
+    let feed = parse_str(
+        "<rss><channel>\
+           <item><title>a</title><pubDate>Sun, 5 Mar 06 8:02 JST</pubDate></item>\
+           <item><title>b</title><pubDate>the day after tomorrow</pubDate></item>\
+         </channel></rss>",
+    );
+    assert_eq!(
+        feed.items[0].published.as_deref(),
+        Some("2006-03-04T23:02:00Z")
+    );
+    assert_eq!(feed.items[1].title.as_deref(), Some("b"));
+    assert_eq!(feed.items[1].published, None);
+    assert!(feed
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("the day after tomorrow")));
+    assert!(feed.well_formed, "a bad date is not bad XML");
+}
+
+#[test]
+fn malformed_input_is_recovered_and_reported() {
+    let feed = parse_str(
+        "  \n<?xml version=\"1.0\"?>\n<rss version=\"2.0\"><channel>\
+         <title>AT&T &eacute;t&eacute; &nosuch; &#233;</title>\
+         <item><title>kept</title><description><![CDATA[<b>x</b>]]></description></item>\
+         <item><title>cut off</title><link>http://example.com/2",
+    );
+    assert_eq!(feed.title.as_deref(), Some("AT&T été &nosuch; é"));
+    assert_eq!(feed.items.len(), 2);
+    assert_eq!(feed.items[0].summary.as_deref(), Some("<b>x</b>"));
+    assert_eq!(feed.items[1].title.as_deref(), Some("cut off"));
+    assert_eq!(feed.items[1].link.as_deref(), Some("http://example.com/2"));
+    assert!(!feed.well_formed);
+    let messages: Vec<&str> = feed.warnings.iter().map(|w| w.message.as_str()).collect();
+    for expected in ["bare `&`", "`&eacute;`", "`&nosuch;`", "ends inside <link>"] {
+        assert!(
+            messages.iter().any(|m| m.contains(expected)),
+            "{expected} in {messages:?}"
+        );
+    }
+    assert!(feed.warnings.iter().all(|w| w.line >= 1 && w.column >= 1));
+}
+
+#[test]
+fn mismatched_and_stray_end_tags_are_closed_where_they_belong() {
+    let feed = parse_str(
+        "<rss><channel><item><title>a</title><description>x <br> y</description></item>\
+         </bogus><item><title>b</title></item></channel></rss>",
+    );
+    assert_eq!(feed.items.len(), 2);
+    assert_eq!(feed.items[0].summary.as_deref(), Some("x <br> y"));
+    assert_eq!(feed.items[1].title.as_deref(), Some("b"));
+    assert!(!feed.well_formed);
+}
+
+#[test]
+fn entity_declarations_are_never_expanded() {
+    let laughs = r#"<?xml version="1.0"?>
+        <!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+                      <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>
+        <rss><channel><title>&d;&d;&d;</title></channel></rss>"#;
+    let feed = parse_str(laughs);
+    assert_eq!(feed.title.as_deref(), Some("&d;&d;&d;"));
+}
+
+#[test]
+fn limits_bound_size_depth_and_items() {
+    let limits = Limits {
+        max_bytes: 100,
+        ..Limits::default()
+    };
+    let big = format!(
+        "<rss><channel><title>{}</title></channel></rss>",
+        "x".repeat(200)
+    );
+    let err = parse(
+        big.as_bytes(),
+        &ParseOptions {
+            limits,
+            ..ParseOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ParseError::TooLarge { limit: 100, .. }),
+        "{err}"
+    );
+
+    let deep = format!(
+        "<rss><channel><x:a xmlns:x=\"urn:x\">{}</x:a><item><title>after</title></item></channel></rss>",
+        "<x:a>".repeat(10_000)
+    );
+    let feed = parse_str(&deep);
+    assert!(feed
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("nesting deeper")));
+
+    let items = format!(
+        "<rss><channel>{}</channel></rss>",
+        "<item><title>i</title></item>".repeat(30)
+    );
+    let limits = Limits {
+        max_items: 10,
+        ..Limits::default()
+    };
+    let feed = parse(
+        items.as_bytes(),
+        &ParseOptions {
+            limits,
+            ..ParseOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(feed.items.len(), 10);
+    assert!(feed
+        .warnings
+        .iter()
+        .any(|w| w.message.contains("20 items beyond the limit")));
+}
+
+#[test]
+fn not_a_feed_and_empty_input_are_errors_with_a_position() {
+    let err = parse(b"\n<html><body>hi</body></html>", &ParseOptions::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "2:1: not a feed: the root element is <html>, not <rss>, <rdf:RDF> or <feed>"
+    );
+    let err = parse(b"", &ParseOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ParseError::NoRoot {
+                line: 1,
+                column: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_id_is_derived_stably_from_link_and_title() {
+    let feed = parse_str(
+        "<rss><channel><item><title>t</title><link>http://e.com/1</link></item></channel></rss>",
+    );
+    assert_eq!(
+        feed.items[0].id,
+        derived_id(Some("http://e.com/1"), Some("t"))
+    );
+    assert_eq!(
+        derived_id(Some("http://e.com/1"), Some("t")),
+        "urn:ferret:a007f11ea25ddfc5"
+    );
+    assert_ne!(
+        derived_id(Some("http://e.com/1"), None),
+        derived_id(None, Some("http://e.com/1"))
+    );
+}
+
+#[test]
+fn lean_mode_keeps_the_channel_and_what_pagers_need() {
+    let bytes = std::fs::read(fixture("nicolive-recent.xml")).unwrap();
+    let full = parse(&bytes, &ParseOptions::default()).unwrap();
+    let lean = parse(
+        &bytes,
+        &ParseOptions {
+            lean: true,
+            ..ParseOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(lean.extensions, full.extensions);
+    assert_eq!(lean.items.len(), full.items.len());
+    for (lean, full) in lean.items.iter().zip(&full.items) {
+        assert_eq!(
+            (&lean.id, &lean.title, &lean.link),
+            (&full.id, &full.title, &full.link)
+        );
+        assert_eq!(
+            (&lean.published, &lean.updated),
+            (&full.published, &full.updated)
+        );
+        assert_eq!(
+            (&lean.summary, lean.categories.len(), lean.extensions.len()),
+            (&None, 0, 0)
+        );
+    }
+}
+
+/// Every file of both corpora, in both modes: no panic, and lean mode finds the items full
+/// mode finds. A handful of files are not feeds (CDF, an empty document); they must be errors.
+#[test]
+fn the_whole_corpus_parses_without_a_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/feed-corpus");
+    assert!(
+        root.is_dir(),
+        "the corpus is expected at {}",
+        root.display()
+    );
+    let mut files = Vec::new();
+    collect_xml(&root, &mut files);
+    assert!(files.len() > 2_200, "found only {} files", files.len());
+    let mut errors = Vec::new();
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let full = parse(&bytes, &ParseOptions::default());
+        let lean = parse(
+            &bytes,
+            &ParseOptions {
+                lean: true,
+                ..ParseOptions::default()
+            },
+        );
+        match (full, lean) {
+            (Ok(full), Ok(lean)) => {
+                let ids = |feed: &Feed| feed.items.iter().map(|i| i.id.clone()).collect::<Vec<_>>();
+                assert_eq!(ids(&full), ids(&lean), "{}", path.display());
+            }
+            (Err(full), Err(lean)) => {
+                assert_eq!(full, lean);
+                errors.push(format!("{}: {full}", path.display()));
+            }
+            (full, lean) => panic!("{}: modes disagree: {full:?} / {lean:?}", path.display()),
+        }
+    }
+    // CDF (14 + 1 files) is not a feed format we read; the empty document has no root.
+    let expected_errors = errors
+        .iter()
+        .filter(|e| e.contains("<CHANNEL>") || e.contains("empty_document"))
+        .count();
+    assert_eq!(
+        expected_errors,
+        errors.len(),
+        "unexpected errors:\n{}",
+        errors.join("\n")
+    );
+}
+
+fn collect_xml(dir: &Path, files: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect_xml(&path, files);
+        } else if path
+            .extension()
+            .is_some_and(|ext| ext == "xml" || ext == "rss" || ext == "atom")
+        {
+            files.push(path);
+        }
+    }
+}
