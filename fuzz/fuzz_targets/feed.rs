@@ -24,13 +24,11 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(a.id, b.id);
                 assert!(!a.id.is_empty(), "every item has an id");
             }
-            serde_json_check(&full);
+            // Every field is readable (strings valid, nothing dangling).
+            let _ = format!("{full:?}");
         }
         (Err(a), Err(b)) => assert_eq!(a, b),
         (full, lean) => panic!("modes disagree: {full:?} vs {lean:?}"),
     }
 });
 
-fn serde_json_check(feed: &ferret::feed::Feed) {
-    let _ = format!("{feed:?}");
-}

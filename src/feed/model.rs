@@ -24,8 +24,11 @@ pub struct Feed {
     pub updated: Option<String>,
     /// RSS `managingEditor`, `dc:creator`, Atom `author`.
     pub authors: Vec<Person>,
-    /// Every namespaced element the model has no field for, by the document's prefix, then by
-    /// local name. An element's attributes are kept as `name@attribute`.
+    /// Every element the model has no field for, by the prefix the document gave it (`""` for
+    /// none, e.g. RSS `ttl` or Atom `id` under a default namespace), then by name. Names are
+    /// local names; an element inside another unmapped one is named by its path
+    /// (`group/content`); attributes are kept as `name@attribute`. Atom links other than
+    /// `alternate` and `enclosure` are kept as `link@REL` → the resolved `href`.
     pub extensions: Extensions,
     /// The namespaces the document declares, prefix → URI (the default namespace as `""`).
     pub namespaces: BTreeMap<String, String>,
