@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use crate::fetch::{RetryPolicy, DEFAULT_USER_AGENT};
 use crate::role::Role;
 use crate::supervision::RestartPolicy;
 
@@ -76,6 +77,10 @@ pub struct Settings {
     pub actors: ActorCounts,
     /// `[debug]`: operator tools that are off in production.
     pub debug: DebugSettings,
+    /// `[fetch]`: the shared HTTP client of the FeedFetcher.
+    pub fetch: FetchSettings,
+    /// `[[feeds]]`: the feeds to fetch, in file order; names are unique.
+    pub feeds: Vec<FeedSource>,
 }
 
 /// `[runtime]`.
@@ -168,6 +173,58 @@ pub struct DebugSettings {
     pub fault_injection: bool,
 }
 
+/// `[fetch]`: how feeds are fetched (DESIGN.md §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchSettings {
+    /// The `User-Agent` header.
+    pub user_agent: String,
+    /// The whole request, body included, must finish within this.
+    pub timeout: Duration,
+    /// Connecting (DNS, TCP, TLS) must finish within this.
+    pub connect_timeout: Duration,
+    /// A body larger than this (after decompression) fails the fetch.
+    pub max_body_bytes: usize,
+    /// Redirects followed before the fetch fails.
+    pub max_redirects: usize,
+    /// Retries on 429 and 5xx, and their back-off.
+    pub retry: RetryPolicy,
+    /// Requests in flight to one host at once.
+    pub per_host_concurrency: usize,
+}
+
+/// One `[[feeds]]` entry: a feed fetched on its interval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedSource {
+    /// Unique name: the source's label in metrics, logs and `/api/feeds`.
+    pub name: String,
+    /// The feed's `http://` or `https://` URL.
+    pub url: String,
+    /// Time between fetches (the first one is at start-up).
+    pub interval: Duration,
+}
+
+impl FeedSource {
+    /// The host of [`FeedSource::url`] as written: the key of per-host politeness.
+    pub fn host(&self) -> &str {
+        url_host(&self.url).unwrap_or("")
+    }
+}
+
+/// The host part of an `http(s)://` URL, without user info or port.
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        &host_port[..v6.find(']')? + 2]
+    } else {
+        host_port.split(':').next()?
+    };
+    (!host.is_empty()).then_some(host)
+}
+
 impl Settings {
     /// Parses and validates a config file's text. Relative paths are resolved against
     /// `base_dir` (the config file's directory) when one is given.
@@ -195,7 +252,7 @@ impl Settings {
             .map(|&role| format!("{role} {}", self.actors.count(role)))
             .collect();
         format!(
-            "config OK: {} instances ({}); http {}:{}; store {}; restarts ≤ {} per {:?}",
+            "config OK: {} instances ({}); http {}:{}; store {}; restarts ≤ {} per {:?}; {} feed{}",
             self.actors.total(),
             pools.join(", "),
             self.server.bind,
@@ -203,6 +260,8 @@ impl Settings {
             self.storage.path.display(),
             self.supervisor.max_restarts,
             self.supervisor.period,
+            self.feeds.len(),
+            if self.feeds.len() == 1 { "" } else { "s" },
         )
     }
 }
@@ -220,6 +279,8 @@ pub struct RawConfig {
     supervisor: RawSupervisor,
     actors: BTreeMap<String, i64>,
     debug: RawDebug,
+    fetch: RawFetch,
+    feeds: Vec<RawFeed>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -267,6 +328,29 @@ struct RawDebug {
     fault_injection: Option<bool>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFetch {
+    user_agent: Option<String>,
+    timeout_ms: Option<i64>,
+    connect_timeout_ms: Option<i64>,
+    max_body_bytes: Option<i64>,
+    max_redirects: Option<i64>,
+    max_retries: Option<i64>,
+    retry_base_ms: Option<i64>,
+    retry_max_ms: Option<i64>,
+    max_retry_after_secs: Option<i64>,
+    per_host_concurrency: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFeed {
+    name: Option<String>,
+    url: Option<String>,
+    interval_secs: Option<i64>,
+}
+
 const SECTIONS: &[&str] = &[
     "runtime",
     "server",
@@ -275,6 +359,8 @@ const SECTIONS: &[&str] = &[
     "supervisor",
     "actors",
     "debug",
+    "fetch",
+    "feeds",
 ];
 
 impl RawConfig {
@@ -308,6 +394,8 @@ impl RawConfig {
                 "supervisor" => raw.supervisor = section(&name, value, p),
                 "actors" => raw.actors = section(&name, value, p),
                 "debug" => raw.debug = section(&name, value, p),
+                "fetch" => raw.fetch = section(&name, value, p),
+                "feeds" => raw.feeds = array_of_tables(&name, value, p),
                 _ => problems.push(Problem {
                     message: format!("unknown table; expected one of {}", SECTIONS.join(", ")),
                     key: name,
@@ -352,6 +440,30 @@ fn section<T: DeserializeOwned + Default>(
         });
         T::default()
     })
+}
+
+/// Deserializes an array of tables (`[[feeds]]`), each entry as [`section`] does, with
+/// key paths such as `feeds[2].url`.
+fn array_of_tables<T: DeserializeOwned + Default>(
+    name: &str,
+    value: toml::Value,
+    problems: &mut Vec<Problem>,
+) -> Vec<T> {
+    let toml::Value::Array(entries) = value else {
+        problems.push(Problem {
+            key: name.to_string(),
+            message: format!(
+                "must be an array of tables ([[{name}]]), not a {}",
+                value.type_str()
+            ),
+        });
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| section(&format!("{name}[{i}]"), entry, problems))
+        .collect()
 }
 
 /// The first line of an error message (toml adds context lines that repeat the key).
@@ -479,6 +591,9 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
         format: raw.log.format.unwrap_or(LogFormat::Text),
     };
 
+    let fetch = validate_fetch(&raw.fetch, &mut check);
+    let feeds = validate_feeds(&raw.feeds, &mut check);
+
     check.finish(Settings {
         runtime,
         server,
@@ -487,7 +602,133 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
         supervisor,
         actors: ActorCounts(counts),
         debug,
+        fetch,
+        feeds,
     })
+}
+
+fn validate_fetch(raw: &RawFetch, check: &mut Check) -> FetchSettings {
+    let user_agent = raw
+        .user_agent
+        .clone()
+        .unwrap_or_else(|| DEFAULT_USER_AGENT.to_string());
+    let user_agent = if user_agent.trim().is_empty() {
+        check.problem("fetch.user_agent", "must not be empty");
+        DEFAULT_USER_AGENT.to_string()
+    } else if !user_agent.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        check.problem(
+            "fetch.user_agent",
+            "must be printable ASCII (it is sent as an HTTP header)",
+        );
+        DEFAULT_USER_AGENT.to_string()
+    } else {
+        user_agent
+    };
+    let ms = |check: &mut Check, key: &str, value, default, range| {
+        Duration::from_millis(check.int(key, value, default, range))
+    };
+    let retry_base = ms(
+        check,
+        "fetch.retry_base_ms",
+        raw.retry_base_ms,
+        1000,
+        1..=3_600_000,
+    );
+    let retry_max = ms(
+        check,
+        "fetch.retry_max_ms",
+        raw.retry_max_ms,
+        60_000,
+        1..=3_600_000,
+    );
+    if retry_max < retry_base {
+        check.problem(
+            "fetch.retry_max_ms",
+            format!(
+                "must be ≥ fetch.retry_base_ms ({} ms)",
+                retry_base.as_millis()
+            ),
+        );
+    }
+    FetchSettings {
+        user_agent,
+        timeout: ms(
+            check,
+            "fetch.timeout_ms",
+            raw.timeout_ms,
+            30_000,
+            1..=3_600_000,
+        ),
+        connect_timeout: ms(
+            check,
+            "fetch.connect_timeout_ms",
+            raw.connect_timeout_ms,
+            10_000,
+            1..=3_600_000,
+        ),
+        max_body_bytes: check.int(
+            "fetch.max_body_bytes",
+            raw.max_body_bytes,
+            16 << 20,
+            1..=(1 << 32),
+        ),
+        max_redirects: check.int("fetch.max_redirects", raw.max_redirects, 5, 0..=50),
+        retry: RetryPolicy {
+            max_retries: check.int("fetch.max_retries", raw.max_retries, 3, 0..=20),
+            base_delay: retry_base,
+            max_delay: retry_max.max(retry_base),
+            max_retry_after: Duration::from_secs(check.int(
+                "fetch.max_retry_after_secs",
+                raw.max_retry_after_secs,
+                300,
+                0..=86_400,
+            )),
+        },
+        per_host_concurrency: check.int(
+            "fetch.per_host_concurrency",
+            raw.per_host_concurrency,
+            2,
+            1..=256,
+        ),
+    }
+}
+
+fn validate_feeds(raw: &[RawFeed], check: &mut Check) -> Vec<FeedSource> {
+    let mut seen = BTreeMap::new();
+    let mut feeds = Vec::new();
+    for (i, feed) in raw.iter().enumerate() {
+        let key = |field: &str| format!("feeds[{i}].{field}");
+        let name = feed.name.as_deref().map(str::trim).unwrap_or("");
+        if name.is_empty() {
+            check.problem(&key("name"), "missing: every [[feeds]] entry needs a name");
+        } else if let Some(first) = seen.insert(name.to_string(), i) {
+            check.problem(
+                &key("name"),
+                format!("`{name}` is already the name of feeds[{first}]"),
+            );
+        }
+        let url = feed.url.as_deref().map(str::trim).unwrap_or("");
+        if url.is_empty() {
+            check.problem(&key("url"), "missing: every [[feeds]] entry needs a url");
+        } else if url_host(url).is_none() || url.chars().any(char::is_whitespace) {
+            check.problem(
+                &key("url"),
+                format!("`{url}` is not an http:// or https:// URL with a host"),
+            );
+        }
+        let interval = Duration::from_secs(check.int(
+            &key("interval_secs"),
+            feed.interval_secs,
+            300,
+            1..=7 * 86_400,
+        ));
+        feeds.push(FeedSource {
+            name: name.to_string(),
+            url: url.to_string(),
+            interval,
+        });
+    }
+    feeds
 }
 
 /// Collects problems while validation goes on, so that all of them are reported.
@@ -598,6 +839,20 @@ mod tests {
             Settings::from_toml("[storage]\npath = \"/var/f.db\"\n", Some(Path::new("/etc")))
                 .unwrap();
         assert_eq!(absolute.storage.path, Path::new("/var/f.db"));
+    }
+
+    #[test]
+    fn url_hosts() {
+        assert_eq!(url_host("http://example.com/feed"), Some("example.com"));
+        assert_eq!(
+            url_host("https://u:p@example.com:8443?x"),
+            Some("example.com")
+        );
+        assert_eq!(url_host("http://127.0.0.1:80"), Some("127.0.0.1"));
+        assert_eq!(url_host("http://[::1]:8080/a"), Some("[::1]"));
+        assert_eq!(url_host("http:///path"), None);
+        assert_eq!(url_host("ftp://example.com/"), None);
+        assert_eq!(url_host("example.com"), None);
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! - [`config`]: `config.toml` → raw serde structs → validated [`config::Settings`], reporting
 //!   every problem at once with its key path.
 //! - [`feed`]: the RSS/Atom parser and its format-neutral model.
+//! - [`fetch`]: the pure decisions of fetching feeds: retry back-off, `Retry-After`,
+//!   `Content-Type` charsets, typed fetch errors and per-source read counters.
 //! - [`role`]: the roles of the actor system and their names.
 //! - [`supervision`]: restart policies and the restart-intensity window (OTP semantics).
 #![forbid(unsafe_code)]
@@ -23,6 +25,7 @@
 
 pub mod config;
 pub mod feed;
+pub mod fetch;
 pub mod role;
 pub mod supervision;
 

@@ -1,4 +1,5 @@
 use std::path::Path;
+use std::time::Duration;
 
 use ferret::config::{LogFormat, Settings};
 use ferret::supervision::RestartPolicy;
@@ -128,4 +129,135 @@ fn role_names_round_trip_and_are_unique() {
     names.dedup();
     assert_eq!(names.len(), Role::ALL.len());
     assert_eq!(Role::from_name("nope"), None);
+}
+
+#[test]
+fn fetch_and_feeds_are_read() {
+    let text = r#"
+[fetch]
+user_agent = "probe/1.0"
+timeout_ms = 250
+connect_timeout_ms = 100
+max_body_bytes = 4096
+max_redirects = 2
+max_retries = 1
+retry_base_ms = 10
+retry_max_ms = 20
+max_retry_after_secs = 5
+per_host_concurrency = 3
+
+[[feeds]]
+name = "news"
+url = "http://127.0.0.1:8080/rss.xml"
+interval_secs = 2
+
+[[feeds]]
+name = "live"
+url = "https://live.example/listing?page=1"
+"#;
+    let settings = Settings::from_toml(text, None).unwrap();
+    let fetch = &settings.fetch;
+    assert_eq!(fetch.user_agent, "probe/1.0");
+    assert_eq!(fetch.timeout, Duration::from_millis(250));
+    assert_eq!(fetch.connect_timeout, Duration::from_millis(100));
+    assert_eq!(fetch.max_body_bytes, 4096);
+    assert_eq!(fetch.max_redirects, 2);
+    assert_eq!(fetch.retry.max_retries, 1);
+    assert_eq!(fetch.retry.base_delay, Duration::from_millis(10));
+    assert_eq!(fetch.retry.max_delay, Duration::from_millis(20));
+    assert_eq!(fetch.retry.max_retry_after, Duration::from_secs(5));
+    assert_eq!(fetch.per_host_concurrency, 3);
+    assert_eq!(settings.feeds.len(), 2);
+    assert_eq!(settings.feeds[0].name, "news");
+    assert_eq!(settings.feeds[0].host(), "127.0.0.1");
+    assert_eq!(settings.feeds[0].interval, Duration::from_secs(2));
+    assert_eq!(settings.feeds[1].host(), "live.example");
+    assert_eq!(settings.feeds[1].interval, Duration::from_secs(300));
+    assert!(
+        settings.summary().ends_with("; 2 feeds"),
+        "{}",
+        settings.summary()
+    );
+}
+
+#[test]
+fn fetch_defaults_send_a_real_user_agent() {
+    let settings = Settings::defaults();
+    assert!(
+        settings.fetch.user_agent.starts_with("ferret/0."),
+        "{}",
+        settings.fetch.user_agent
+    );
+    assert!(settings.fetch.user_agent.contains("(+http"));
+    assert_eq!(settings.fetch.per_host_concurrency, 2);
+    assert!(settings.fetch.max_body_bytes >= 1 << 20);
+    assert!(settings.feeds.is_empty());
+}
+
+#[test]
+fn fetch_and_feed_mistakes_are_reported_with_their_keys() {
+    let text = r#"
+[fetch]
+timeout_ms = 0
+user_agent = "ferret\u00e9"
+retry_base_ms = 500
+retry_max_ms = 100
+per_host_concurrency = 0
+colour = "red"
+
+[[feeds]]
+name = "a"
+url = "http://example.com/a.xml"
+
+[[feeds]]
+name = "a"
+url = "ftp://example.com/b.xml"
+interval_secs = 0
+
+[[feeds]]
+url = "http://example.com/c.xml"
+intervall = 5
+"#;
+    let err = Settings::from_toml(text, None).unwrap_err();
+    let shown: Vec<String> = err.problems.iter().map(ToString::to_string).collect();
+    let expected = [
+        "fetch.colour: unknown field `colour`",
+        "feeds[2].intervall: unknown field `intervall`",
+        "fetch.user_agent: must be printable ASCII (it is sent as an HTTP header)",
+        "fetch.retry_max_ms: must be ≥ fetch.retry_base_ms (500 ms)",
+        "fetch.timeout_ms: must be ≥ 1 (got 0)",
+        "fetch.per_host_concurrency: must be ≥ 1 (got 0)",
+        "feeds[1].name: `a` is already the name of feeds[0]",
+        "feeds[1].url: `ftp://example.com/b.xml` is not an http:// or https:// URL with a host",
+        "feeds[1].interval_secs: must be ≥ 1 (got 0)",
+        "feeds[2].name: missing: every [[feeds]] entry needs a name",
+    ];
+    for line in &expected {
+        assert!(
+            shown.iter().any(|s| s.starts_with(line)),
+            "{line:?} not reported; got:\n{}",
+            shown.join("\n")
+        );
+    }
+    assert_eq!(shown.len(), expected.len(), "{}", shown.join("\n"));
+}
+
+#[test]
+fn feeds_must_be_an_array_of_tables() {
+    let err = Settings::from_toml("[feeds]\nname = \"x\"\n", None).unwrap_err();
+    assert_eq!(err.problems.len(), 1);
+    assert_eq!(err.problems[0].key, "feeds");
+    assert!(err.problems[0].message.contains("[[feeds]]"), "{err}");
+}
+
+#[test]
+fn shipped_fetch_table_states_the_defaults_and_no_feeds() {
+    let text = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
+    let settings = Settings::from_toml(&text, Some(repo_root())).unwrap();
+    assert_eq!(settings.fetch, Settings::defaults().fetch);
+    assert!(
+        settings.feeds.is_empty(),
+        "the shipped config must start offline"
+    );
+    assert!(text.contains("\n# [[feeds]]"), "a commented example feed");
 }

@@ -1,0 +1,476 @@
+//! The pure decisions behind fetching feeds: when to retry and how long to wait, what a
+//! `Retry-After` or `Content-Type` header says, the typed fetch errors, and each source's
+//! read counters.
+//!
+//! Nothing here performs a request or reads the clock: the FeedFetcher actor passes the
+//! status, the header values, `now` and a jitter value drawn from its seeded RNG, and does
+//! what the answer says.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// The User-Agent sent when the config does not name one.
+pub const DEFAULT_USER_AGENT: &str = concat!(
+    "ferret/",
+    env!("CARGO_PKG_VERSION"),
+    " (+https://github.com/ferret)"
+);
+
+/// Retries of a request answered with 429 or a 5xx: exponential back-off with jitter,
+/// honouring `Retry-After`, a bounded number of times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt; 0 disables retrying.
+    pub max_retries: u32,
+    /// The back-off before the first retry; it doubles for each later one.
+    pub base_delay: Duration,
+    /// The back-off never exceeds this (before `Retry-After` is applied).
+    pub max_delay: Duration,
+    /// A `Retry-After` longer than this is not waited for: the fetch fails now and the
+    /// source is tried again at its next interval.
+    pub max_retry_after: Duration,
+}
+
+impl RetryPolicy {
+    /// How long to wait before retry number `retry` (1 for the first retry) of a request
+    /// answered with `status`, or `None` to give up: the status is not worth retrying, the
+    /// retries are used up, or the server asked for a longer wait than `max_retry_after`.
+    ///
+    /// The back-off is `base · 2^(retry-1)`, capped at `max_delay`, of which the upper half is
+    /// scaled by `jitter` (a value in `[0, 1)` the caller draws from its seeded RNG), so that
+    /// sources failing together do not retry in lock-step; the wait is never shorter than the
+    /// server's `Retry-After`.
+    pub fn retry_delay(
+        &self,
+        retry: u32,
+        status: u16,
+        retry_after: Option<Duration>,
+        jitter: f64,
+    ) -> Option<Duration> {
+        if !is_retryable(status) || retry == 0 || retry > self.max_retries {
+            return None;
+        }
+        if retry_after.is_some_and(|wait| wait > self.max_retry_after) {
+            return None;
+        }
+        let doubling = 1u32.checked_shl(retry - 1).unwrap_or(u32::MAX);
+        let backoff = self
+            .base_delay
+            .checked_mul(doubling)
+            .map_or(self.max_delay, |d| d.min(self.max_delay));
+        let jitter = if jitter.is_finite() {
+            jitter.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let delay = backoff / 2 + (backoff / 2).mul_f64(jitter);
+        Some(retry_after.map_or(delay, |wait| wait.max(delay)))
+    }
+}
+
+/// Whether a response status is worth retrying: 429 (too many requests) and every 5xx.
+pub fn is_retryable(status: u16) -> bool {
+    status == 429 || (500..600).contains(&status)
+}
+
+/// The wait a `Retry-After` header asks for: delay-seconds or an HTTP-date (RFC 9110 §10.2.3),
+/// measured from `now_unix` (seconds since the Unix epoch). A date in the past means no
+/// wait. `None` if the value is neither.
+pub fn parse_retry_after(value: &str, now_unix: i64) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // Absurdly long values saturate rather than fail: they exceed any sane maximum.
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+    }
+    let at = parse_http_date(value)?;
+    Some(Duration::from_secs(
+        at.saturating_sub(now_unix).max(0) as u64
+    ))
+}
+
+/// Seconds since the Unix epoch of an HTTP-date in any of the three forms recipients must
+/// accept (RFC 9110 §5.6.7): IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete
+/// RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
+pub fn parse_http_date(value: &str) -> Option<i64> {
+    let value = value.trim();
+    let (day, month, year, time) = if let Some((_, rest)) = value.split_once(", ") {
+        let rest = rest.strip_suffix(" GMT")?;
+        let (date, time) = rest.split_once(' ')?;
+        if date.contains('-') {
+            // RFC 850: 06-Nov-94; two-digit years are taken in 1970..2069.
+            let mut d = date.split('-');
+            let (day, month, year) = (d.next()?, d.next()?, d.next()?);
+            let year: i64 = year.parse().ok()?;
+            let year = match year {
+                0..=69 => 2000 + year,
+                70..=99 => 1900 + year,
+                _ => year,
+            };
+            (day, month, year, time)
+        } else {
+            // IMF-fixdate: "06 Nov 1994" then the time.
+            let mut d = rest.split(' ');
+            let (day, month, year, time) = (d.next()?, d.next()?, d.next()?, d.next()?);
+            if d.next().is_some() {
+                return None;
+            }
+            (day, month, year.parse().ok()?, time)
+        }
+    } else {
+        // asctime: "Sun Nov  6 08:49:37 1994".
+        let mut d = value.split_whitespace();
+        let (_weekday, month, day, time, year) =
+            (d.next()?, d.next()?, d.next()?, d.next()?, d.next()?);
+        if d.next().is_some() {
+            return None;
+        }
+        (day, month, year.parse().ok()?, time)
+    };
+    let day: i64 = day.parse().ok()?;
+    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i64 + 1;
+    let mut hms = time.split(':');
+    let (h, m, s) = (hms.next()?, hms.next()?, hms.next()?);
+    if hms.next().is_some() {
+        return None;
+    }
+    let (h, m, s): (i64, i64, i64) = (h.parse().ok()?, m.parse().ok()?, s.parse().ok()?);
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || !(1..=9999).contains(&year) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s)
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The `charset` parameter of a `Content-Type` value (`text/xml; charset="Shift_JIS"` →
+/// `Shift_JIS`), unquoted, for the feed parser's encoding detection.
+pub fn charset_of(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        let value = value.trim().trim_matches('"').trim();
+        (!value.is_empty()).then_some(value)
+    })
+}
+
+/// What a conditional GET sends back: the validators of the last full response.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Validators {
+    /// The `ETag`, sent back as `If-None-Match`.
+    pub etag: Option<String>,
+    /// The `Last-Modified`, sent back as `If-Modified-Since`.
+    pub last_modified: Option<String>,
+}
+
+/// Why a fetch failed. Every failure is one of these; none is silent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// No complete answer within the configured timeout.
+    #[error("timed out")]
+    Timeout,
+    /// The body exceeded the configured maximum (checked while it streams in, and against
+    /// `Content-Length` before).
+    #[error("body larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The server answered with a status that is not a feed: a 4xx, or a 429/5xx after the
+    /// retries were used up.
+    #[error("HTTP status {status}")]
+    Status {
+        /// The status code.
+        status: u16,
+    },
+    /// A redirect led back to a URL already visited.
+    #[error("redirect loop")]
+    RedirectLoop,
+    /// More redirects than the configured limit.
+    #[error("more than {max} redirects")]
+    TooManyRedirects {
+        /// The limit.
+        max: usize,
+    },
+    /// The connection could not be made (refused, DNS, TLS).
+    #[error("could not connect")]
+    Connect,
+    /// The connection broke, or the body could not be decompressed, while reading the body.
+    #[error("could not read the body")]
+    Body,
+    /// The request could not be sent for another reason (a bad URL, a protocol error).
+    #[error("request failed")]
+    Request,
+}
+
+impl FetchError {
+    /// The error's kind in snake case: its `kind` label in metrics and the API.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::Timeout => "timeout",
+            FetchError::TooLarge { .. } => "too_large",
+            FetchError::Status { .. } => "status",
+            FetchError::RedirectLoop => "redirect_loop",
+            FetchError::TooManyRedirects { .. } => "too_many_redirects",
+            FetchError::Connect => "connect",
+            FetchError::Body => "body",
+            FetchError::Request => "request",
+        }
+    }
+}
+
+/// The last failure of a source, as `GET /api/feeds` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LastError {
+    /// [`FetchError::kind`].
+    pub kind: &'static str,
+    /// The error and its cause, in one line.
+    pub message: String,
+    /// The URL that failed (after redirects, when known).
+    pub url: String,
+    /// The HTTP status, if a response came.
+    pub status: Option<u16>,
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
+}
+
+/// The counters and last outcome of one source. The listing budget counts `reads`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SourceStats {
+    /// HTTP requests sent to the source: every attempt, retries and 304s included.
+    pub reads: u64,
+    /// Full responses (2xx with a body) received.
+    pub fetched: u64,
+    /// `304 Not Modified` answers to a conditional GET.
+    pub not_modified: u64,
+    /// Retries after a 429 or 5xx.
+    pub retries: u64,
+    /// Failed fetches, by [`FetchError::kind`] (parse failures included).
+    pub failures: BTreeMap<&'static str, u64>,
+    /// The status of the last response, if any came.
+    pub last_status: Option<u16>,
+    /// `"fetched"`, `"not_modified"` or `"failed"`: how the last fetch ended.
+    pub last_outcome: Option<&'static str>,
+    /// When the last fetch ended, in milliseconds since the Unix epoch.
+    pub last_fetch_at_ms: Option<i64>,
+    /// The last failure, kept after later successes so that it can be looked into.
+    pub last_error: Option<LastError>,
+}
+
+impl SourceStats {
+    /// A request is about to be sent.
+    pub fn record_read(&mut self) {
+        self.reads += 1;
+    }
+
+    /// A retry was scheduled after `status`.
+    pub fn record_retry(&mut self, status: u16) {
+        self.retries += 1;
+        self.last_status = Some(status);
+    }
+
+    /// A full response arrived.
+    pub fn record_fetched(&mut self, status: u16, at_ms: i64) {
+        self.fetched += 1;
+        self.last_status = Some(status);
+        self.finish("fetched", at_ms);
+    }
+
+    /// A 304 arrived: the source did not change since the last full response.
+    pub fn record_not_modified(&mut self, at_ms: i64) {
+        self.not_modified += 1;
+        self.last_status = Some(304);
+        self.finish("not_modified", at_ms);
+    }
+
+    /// The fetch failed with `kind` (a [`FetchError::kind`], or `"parse"`).
+    pub fn record_failure(&mut self, error: LastError) {
+        *self.failures.entry(error.kind).or_default() += 1;
+        if error.status.is_some() {
+            self.last_status = error.status;
+        }
+        self.finish("failed", error.at_ms);
+        self.last_error = Some(error);
+    }
+
+    /// Failed fetches of every kind.
+    pub fn failures_total(&self) -> u64 {
+        self.failures.values().sum()
+    }
+
+    fn finish(&mut self, outcome: &'static str, at_ms: i64) {
+        self.last_outcome = Some(outcome);
+        self.last_fetch_at_ms = Some(at_ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(1000),
+            max_delay: Duration::from_millis(3000),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn back_off_doubles_with_jitter_in_the_upper_half_and_is_capped() {
+        let p = policy();
+        let ms = |retry, jitter| {
+            p.retry_delay(retry, 503, None, jitter)
+                .map(|d| d.as_millis())
+        };
+        assert_eq!(ms(1, 0.0), Some(500));
+        assert_eq!(ms(1, 0.5), Some(750));
+        assert_eq!(ms(2, 0.0), Some(1000));
+        assert_eq!(ms(2, 0.999), Some(1999));
+        assert_eq!(ms(3, 1.0), Some(3000)); // 4000 capped at 3000
+        assert_eq!(ms(3, f64::NAN), Some(1500));
+        assert_eq!(ms(4, 0.0), None, "retries used up");
+        assert_eq!(ms(0, 0.0), None);
+    }
+
+    #[test]
+    fn only_429_and_5xx_are_retried() {
+        let p = policy();
+        assert!(p.retry_delay(1, 429, None, 0.0).is_some());
+        assert!(p.retry_delay(1, 500, None, 0.0).is_some());
+        for status in [200, 304, 404, 410, 403] {
+            assert_eq!(p.retry_delay(1, status, None, 0.0), None, "{status}");
+        }
+    }
+
+    #[test]
+    fn retry_after_is_a_lower_bound_and_too_long_gives_up() {
+        let p = policy();
+        let wait = |secs| p.retry_delay(1, 503, Some(Duration::from_secs(secs)), 0.0);
+        assert_eq!(wait(1), Some(Duration::from_secs(1)));
+        assert_eq!(wait(0), Some(Duration::from_millis(500)));
+        assert_eq!(wait(60), Some(Duration::from_secs(60)));
+        assert_eq!(wait(61), None);
+    }
+
+    #[test]
+    fn huge_retry_numbers_do_not_overflow() {
+        let p = RetryPolicy {
+            max_retries: u32::MAX,
+            ..policy()
+        };
+        assert_eq!(
+            p.retry_delay(64, 503, None, 1.0),
+            Some(Duration::from_millis(3000))
+        );
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        // 1994-11-06T08:49:37Z
+        let at = 784_111_777;
+        assert_eq!(
+            parse_retry_after(" 120 ", at),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", at),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", at),
+            Some(Duration::ZERO),
+            "a past date means no wait"
+        );
+        assert_eq!(
+            parse_retry_after("99999999999999999999999", at),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        for bad in ["", "-5", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 CET"] {
+            assert_eq!(parse_retry_after(bad, at), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn http_dates_in_all_three_forms() {
+        let at = Some(784_111_777);
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), at);
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), at);
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), at);
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
+            Some(1_835_481_599)
+        );
+        for bad in [
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:49 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT extra",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn charset_parameter() {
+        assert_eq!(
+            charset_of("application/rss+xml; charset=UTF-8"),
+            Some("UTF-8")
+        );
+        assert_eq!(
+            charset_of("text/xml;Charset=\"Shift_JIS\""),
+            Some("Shift_JIS")
+        );
+        assert_eq!(charset_of("text/xml; q=1; charset=koi8-r "), Some("koi8-r"));
+        assert_eq!(charset_of("text/xml"), None);
+        assert_eq!(charset_of("text/xml; charset="), None);
+        assert_eq!(charset_of("charset=utf-8"), None, "no media type");
+    }
+
+    #[test]
+    fn stats_count_every_outcome() {
+        let mut stats = SourceStats::default();
+        stats.record_read();
+        stats.record_retry(503);
+        stats.record_read();
+        stats.record_fetched(200, 10);
+        stats.record_read();
+        stats.record_not_modified(20);
+        stats.record_read();
+        stats.record_failure(LastError {
+            kind: FetchError::Timeout.kind(),
+            message: "timed out".into(),
+            url: "http://x/".into(),
+            status: None,
+            at_ms: 30,
+        });
+        assert_eq!(stats.reads, 4);
+        assert_eq!(stats.retries, 1);
+        assert_eq!(stats.fetched, 1);
+        assert_eq!(stats.not_modified, 1);
+        assert_eq!(stats.failures_total(), 1);
+        assert_eq!(stats.failures["timeout"], 1);
+        assert_eq!(stats.last_status, Some(304), "a timeout has no status");
+        assert_eq!(stats.last_outcome, Some("failed"));
+        assert_eq!(stats.last_fetch_at_ms, Some(30));
+    }
+}
