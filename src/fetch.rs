@@ -219,6 +219,18 @@ pub enum FetchError {
     Request,
 }
 
+/// Every [`FetchError::kind`], for metrics that list each kind.
+pub const FAILURE_KINDS: [&str; 8] = [
+    "timeout",
+    "too_large",
+    "status",
+    "redirect_loop",
+    "too_many_redirects",
+    "connect",
+    "body",
+    "request",
+];
+
 impl FetchError {
     /// The error's kind in snake case: its `kind` label in metrics and the API.
     pub fn kind(&self) -> &'static str {

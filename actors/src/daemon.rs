@@ -12,12 +12,14 @@ use ferret::config::{ActorCounts, Settings};
 use ferret::Role;
 use tracing::{info, warn};
 
+use crate::feed_fetcher::{FeedBook, FeedFetcher};
+use crate::instance::Handle;
 use crate::messages::{Envelope, RecordRunStarted, RecordRunStopped};
 use crate::page_db::PageDb;
 use crate::pool::{Pool, Route};
 use crate::roles::{
-    Clusterer, FeedFetcher, Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker,
-    OffAirDetector, OnAirDetector,
+    Clusterer, Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker, OffAirDetector,
+    OnAirDetector,
 };
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
@@ -58,9 +60,11 @@ impl Pools {
     }
 }
 
-/// Opens the store and starts every pool under the supervisor, in [`Role::ALL`] order
-/// (consumers first). Must run inside an actix `System`.
-pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools)> {
+/// Opens the store, builds the HTTP client and the feed book, and starts every pool under the
+/// supervisor, in [`Role::ALL`] order (consumers first). Must run inside an actix `System`.
+pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, FeedBook)> {
+    let feeds = FeedBook::new(&settings.fetch, settings.feeds.clone())
+        .context("building the HTTP client ([fetch] in the config)")?;
     // Opened here, once, so that a bad path or a database from a newer ferret fails start-up
     // with a clear message; a restarted PageDb reopens it.
     let path = settings.storage.path.clone();
@@ -99,12 +103,14 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools)> {
         .supervise(&pools.on_air_detector, policy(Role::OnAirDetector), |_| {
             Ok(OnAirDetector)
         })
-        .supervise(&pools.feed_fetcher, policy(Role::FeedFetcher), |_| {
-            Ok(FeedFetcher)
-        })
+        .supervise(
+            &pools.feed_fetcher,
+            policy(Role::FeedFetcher),
+            FeedFetcher::factory(feeds.clone(), &pools.feed_fetcher, settings.runtime.seed),
+        )
         .restart_log(pools.page_db.route());
     let runtime = builder.start()?;
-    Ok((runtime, pools))
+    Ok((runtime, pools, feeds))
 }
 
 /// The running daemon. Clones are shallow.
@@ -116,6 +122,8 @@ pub struct Daemon {
     run_stopped: Route<RecordRunStopped>,
     run_id: i64,
     stopping: Arc<AtomicBool>,
+    feed_fetcher: Pool<FeedFetcher>,
+    feeds: FeedBook,
 }
 
 impl Daemon {
@@ -127,7 +135,7 @@ impl Daemon {
         let listener = crate::http::bind(bind)
             .with_context(|| format!("cannot listen on {bind} ([server] in the config)"))?;
         let addr = listener.local_addr()?;
-        let (runtime, pools) = start_runtime(settings)?;
+        let (runtime, pools, feeds) = start_runtime(settings)?;
         let run_id = pools
             .page_db
             .route()
@@ -144,6 +152,7 @@ impl Daemon {
             settings.runtime.shutdown_grace,
             settings.debug.fault_injection,
             runtime.clone(),
+            feeds.clone(),
         )?;
         let handle = server.handle();
         actix_rt::spawn(server);
@@ -155,7 +164,24 @@ impl Daemon {
             run_stopped: pools.page_db.route(),
             run_id,
             stopping: Arc::default(),
+            feed_fetcher: pools.feed_fetcher,
+            feeds,
         })
+    }
+
+    /// A route to the FeedFetcher pool, to subscribe to feeds or fetch one now.
+    pub fn feed_fetcher<M>(&self) -> Route<M>
+    where
+        FeedFetcher: Handle<M>,
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+    {
+        self.feed_fetcher.route()
+    }
+
+    /// The state of every feed source.
+    pub fn feeds(&self) -> &FeedBook {
+        &self.feeds
     }
 
     /// The address the HTTP server listens on.

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `GET /healthz` | `{"status":"ok"}` while the runtime runs |
 //! | `GET /metrics` | per-role counters in the OpenMetrics text format |
+//! | `GET /api/feeds` | every `[[feeds]]` source: reads, outcomes, last status and error ([`FeedStatus`](crate::messages::FeedStatus)) |
 //! | `GET /api/actors` | `[{"role","instance","restarts","handled"}, …]`, every running instance |
 //! | `POST /api/actors/{role}/{instance}/ping` | the instance's [`InstanceInfo`](crate::messages::InstanceInfo) |
 //! | `POST /api/actors/{role}/{instance}/panic` | only with `[debug] fault_injection = true`: the instance's next handler panics |
@@ -16,11 +17,13 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 
+use crate::feed_fetcher::FeedBook;
 use crate::supervisor::Runtime;
 
 struct ApiState {
     runtime: Runtime,
     registry: Registry,
+    feeds: FeedBook,
 }
 
 /// Starts the server on an already-bound listener (tests bind `127.0.0.1:0` and pass it, so
@@ -32,10 +35,12 @@ pub fn serve(
     grace: std::time::Duration,
     fault_injection: bool,
     runtime: Runtime,
+    feeds: FeedBook,
 ) -> std::io::Result<Server> {
     let state = web::Data::new(ApiState {
-        registry: crate::telemetry::registry(runtime.clone()),
+        registry: crate::telemetry::registry(runtime.clone(), feeds.clone()),
         runtime,
+        feeds,
     });
     let server = HttpServer::new(move || {
         let mut app = App::new()
@@ -43,6 +48,7 @@ pub fn serve(
             .route("/healthz", web::get().to(healthz))
             .route("/metrics", web::get().to(metrics))
             .route("/api/actors", web::get().to(actors))
+            .route("/api/feeds", web::get().to(feed_list))
             .route("/api/actors/{role}/{instance}/ping", web::post().to(ping));
         if fault_injection {
             app = app.route("/api/actors/{role}/{instance}/panic", web::post().to(panic));
@@ -75,6 +81,10 @@ async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
 
 async fn actors(state: web::Data<ApiState>) -> HttpResponse {
     HttpResponse::Ok().json(state.runtime.instances())
+}
+
+async fn feed_list(state: web::Data<ApiState>) -> HttpResponse {
+    HttpResponse::Ok().json(state.feeds.statuses())
 }
 
 fn no_such_instance(role: &str, instance: usize) -> HttpResponse {

@@ -14,7 +14,8 @@
 //! - [`supervisor`]: the `SystemSupervisor` (one_for_one restarts, policies, restart
 //!   intensity, orderly shutdown) and the [`supervisor::Runtime`] handle.
 //! - [`daemon`]: wires the roles, the store and the HTTP server into the running daemon.
-//! - [`page_db`], [`roles`]: the roles.
+//! - [`page_db`], [`feed_fetcher`], [`roles`]: the roles.
+//! - [`http_client`]: the one HTTP client feeds are fetched through.
 //! - [`storage`]: SQLite (WAL, versioned migrations).
 //! - [`http`], [`telemetry`]: the HTTP API, logging and metrics.
 //! - [`bench`]: `ferret bench actors`.
@@ -23,7 +24,9 @@
 
 pub mod bench;
 pub mod daemon;
+pub mod feed_fetcher;
 pub mod http;
+pub mod http_client;
 pub mod instance;
 pub mod messages;
 pub mod page_db;

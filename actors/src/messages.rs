@@ -5,8 +5,10 @@
 //! messages that caused it. Each message says who sends it and what its reply means.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use actix::Message;
+use actix::{Message, Recipient};
+use ferret::fetch::FetchError;
 use serde::Serialize;
 
 use crate::storage::StoreError;
@@ -137,6 +139,121 @@ pub struct RecordRestart {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<u64, StoreError>")]
 pub struct CountRestarts;
+
+// ---------------------------------------------------------------------------------------
+// FeedFetcher: fetches the `[[feeds]]` sources and hands the results to their subscribers.
+
+/// Fetches one source now. Sent by each FeedFetcher instance to itself on the source's
+/// interval (keyed routing by host keeps a host's sources on one instance), and by tests and
+/// tools. The reply is how the fetch ended, once it has; the same update also goes to the
+/// source's subscribers. Refused when the source is unknown or a fetch of it is under way.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<FeedUpdate, FetchRefused>")]
+pub struct FetchNow {
+    /// The source's `name` in `[[feeds]]`.
+    pub source: String,
+}
+
+/// Why a [`FetchNow`] did not fetch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchRefused {
+    /// No `[[feeds]]` entry has this name.
+    #[error("no feed named `{0}`")]
+    UnknownSource(String),
+    /// A fetch of this source is still running (its retries can take a while).
+    #[error("feed `{0}` is already being fetched")]
+    InFlight(String),
+}
+
+/// Subscribes `subscriber` to the updates of one source, or of every source. Sent by the
+/// roles that read feeds (the detectors, the clusterer) at start-up; the reply is an error
+/// only for an unknown source. Subscriptions outlive FeedFetcher restarts; a subscriber
+/// whose mailbox closed is dropped at the next update.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), FetchRefused>")]
+pub struct Subscribe {
+    /// The source's name, or `None` for every source.
+    pub source: Option<String>,
+    /// Where updates go.
+    pub subscriber: Recipient<Envelope<FeedUpdate>>,
+}
+
+/// Asks for every source's counters and last outcome (what `GET /api/feeds` shows). Sent by
+/// the roles that budget their reads and by tests; the reply lists the sources in config
+/// order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<FeedStatus>")]
+pub struct FeedStats;
+
+/// How one fetch of a source ended. Sent by the FeedFetcher to the source's subscribers
+/// (caused by the [`FetchNow`] that fetched it), and the reply to that `FetchNow`.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct FeedUpdate {
+    /// The source's name.
+    pub source: String,
+    /// What happened.
+    pub outcome: FetchOutcome,
+}
+
+/// The three ways a fetch ends.
+#[derive(Debug, Clone)]
+pub enum FetchOutcome {
+    /// A full response arrived and was parsed.
+    Fetched(Arc<Fetched>),
+    /// The server answered the conditional GET with `304 Not Modified`: nothing new.
+    NotModified,
+    /// The fetch failed; the failure is also logged and counted.
+    Failed(FetchFailure),
+}
+
+/// A feed that was fetched.
+#[derive(Debug)]
+pub struct Fetched {
+    /// The URL that answered, after redirects.
+    pub url: String,
+    /// The response's status (a 2xx).
+    pub status: u16,
+    /// The charset the `Content-Type` header named, if any.
+    pub charset: Option<String>,
+    /// The body, decompressed.
+    pub body: Vec<u8>,
+}
+
+/// A failed fetch: the typed error with the URL, the status and the cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchFailure {
+    /// What went wrong.
+    pub error: FetchError,
+    /// The URL that failed, after any redirects.
+    pub url: String,
+    /// The HTTP status, if a response came.
+    pub status: Option<u16>,
+    /// The underlying error chain.
+    pub cause: String,
+}
+
+/// One source in the reply to [`FeedStats`] and in `GET /api/feeds`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FeedStatus {
+    /// The source's name.
+    pub name: String,
+    /// Its URL.
+    pub url: String,
+    /// Seconds between fetches.
+    pub interval_secs: u64,
+    /// A fetch is under way.
+    pub in_flight: bool,
+    /// Subscribers of this source alone (not counting those of every source).
+    pub subscribers: usize,
+    /// The ETag held for the next conditional GET.
+    pub etag: Option<String>,
+    /// The Last-Modified held for the next conditional GET.
+    pub last_modified: Option<String>,
+    /// Reads, outcomes and the last error.
+    #[serde(flatten)]
+    pub stats: ferret::fetch::SourceStats,
+}
 
 // ---------------------------------------------------------------------------------------
 // SystemSupervisor.

@@ -117,6 +117,12 @@ impl<R: RoleActor> Pool<R> {
         }
     }
 
+    /// The slot keyed routing tries first for `key` ([`Route::do_send_keyed`],
+    /// [`Route::send_keyed`]), so that a role can tell which keys are its own.
+    pub fn slot_of<K: Hash + ?Sized>(&self, key: &K) -> usize {
+        (hash_key(key) % self.len().max(1) as u64) as usize
+    }
+
     /// The counters of slot `index`.
     pub fn stats(&self, index: usize) -> &Arc<SlotStats> {
         &self.inner.stats[index]

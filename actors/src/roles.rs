@@ -23,9 +23,6 @@ macro_rules! awaiting_behaviour {
 }
 
 awaiting_behaviour! {
-    /// Fetches feeds through the shared HTTP client and hands parsed feeds to their
-    /// subscribers. Behaviour: the feeds issue (#3).
-    FeedFetcher => Role::FeedFetcher;
     /// Reports broadcasts that appear in a live listing. Behaviour: the live-listing issue (#4).
     OnAirDetector => Role::OnAirDetector;
     /// Reports broadcasts that left a live listing. Behaviour: the live-listing issue (#4).

@@ -11,6 +11,8 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
+use crate::feed_fetcher::FeedBook;
+use crate::messages::FeedStatus;
 use crate::supervisor::{RoleStatus, Runtime};
 
 /// The filter used when `RUST_LOG` is not set.
@@ -49,10 +51,11 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// A registry whose only collector reads the runtime's counters at scrape time.
-pub fn registry(runtime: Runtime) -> Registry {
+/// A registry whose collectors read the runtime's and the feeds' counters at scrape time.
+pub fn registry(runtime: Runtime, feeds: FeedBook) -> Registry {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(RuntimeCollector(runtime)));
+    registry.register_collector(Box::new(FeedCollector(feeds)));
     registry
 }
 
@@ -127,6 +130,67 @@ impl Collector for RuntimeCollector {
                     MetricType::Counter => ConstCounter::new(value.max(0) as u64).encode(metric)?,
                     _ => ConstGauge::new(value).encode(metric)?,
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct FeedCollector(FeedBook);
+
+impl std::fmt::Debug for FeedCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FeedCollector")
+    }
+}
+
+type FeedPick = fn(&FeedStatus) -> u64;
+
+/// The per-source counter families (`_total` is added on encoding).
+const FEED_FAMILIES: &[(&str, &str, FeedPick)] = &[
+    (
+        "ferret_feed_reads",
+        "HTTP requests sent to the feed: every attempt, retries and 304s included.",
+        |s| s.stats.reads,
+    ),
+    (
+        "ferret_feed_fetched",
+        "Full responses received from the feed.",
+        |s| s.stats.fetched,
+    ),
+    (
+        "ferret_feed_not_modified",
+        "304 Not Modified answers to conditional GETs of the feed.",
+        |s| s.stats.not_modified,
+    ),
+    (
+        "ferret_feed_retries",
+        "Retries after a 429 or 5xx answer from the feed.",
+        |s| s.stats.retries,
+    ),
+];
+
+impl Collector for FeedCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let feeds = self.0.statuses();
+        for &(name, help, pick) in FEED_FAMILIES {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for feed in &feeds {
+                let labels = [("source", feed.name.as_str())];
+                ConstCounter::new(pick(feed)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "ferret_feed_failures",
+            "Failed fetches of the feed, by kind (timeout, too_large, status, redirect_loop, ...).",
+            None,
+            MetricType::Counter,
+        )?;
+        for feed in &feeds {
+            for kind in ferret::fetch::FAILURE_KINDS {
+                let count = feed.stats.failures.get(kind).copied().unwrap_or(0);
+                let labels = [("source", feed.name.as_str()), ("kind", kind)];
+                ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
         }
         Ok(())

@@ -5,6 +5,8 @@ mod support;
 
 // The daemon's pools as configured, seen through the HTTP API.
 mod daemon;
+// The FeedFetcher against local HTTP servers: conditional GET, retries, limits, failures.
+mod feed_fetcher;
 // Restarts, routing around dead instances, policies and restart intensity.
 mod supervision;
 // SQLite store: migrations, WAL, durability across reopen.

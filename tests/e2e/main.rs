@@ -8,6 +8,8 @@ mod support;
 mod cli;
 // `ferret run`: health, logs, fault injection, escalation, signals.
 mod run;
+// `ferret run` with [[feeds]] on a misbehaving local server.
+mod feeds;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -40,13 +42,20 @@ pub struct Daemon {
 impl Daemon {
     /// Starts the daemon with the config `support::test_config` builds from these parts.
     pub fn start(fault_injection: bool, actors: &str, supervisor: &str) -> Daemon {
+        Daemon::start_with(fault_injection, actors, supervisor, "")
+    }
+
+    /// Like [`Daemon::start`], with `extra` tables (`[fetch]`, `[[feeds]]`) appended.
+    pub fn start_with(
+        fault_injection: bool,
+        actors: &str,
+        supervisor: &str,
+        extra: &str,
+    ) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config.toml");
-        std::fs::write(
-            &config,
-            support::test_config(dir.path(), fault_injection, actors, supervisor),
-        )
-        .unwrap();
+        let text = support::test_config(dir.path(), fault_injection, actors, supervisor);
+        std::fs::write(&config, text + extra).unwrap();
         let mut child = ferret()
             .args(["run", "--log-format", "json", "--config"])
             .arg(&config)
