@@ -70,6 +70,37 @@ impl RetryPolicy {
     }
 }
 
+/// Why a fetch answered with `status` failed, in words: the status and its `reason`, and
+/// for a retryable status, whether the retries ran out or the server asked for a longer wait
+/// than the policy allows.
+pub fn status_cause(
+    policy: &RetryPolicy,
+    status: u16,
+    reason: Option<&str>,
+    retries: u32,
+    retry_after: Option<Duration>,
+) -> String {
+    let mut cause = format!("the server answered {status}");
+    if let Some(reason) = reason {
+        cause.push(' ');
+        cause.push_str(reason);
+    }
+    if is_retryable(status) {
+        match retry_after {
+            Some(wait) if wait > policy.max_retry_after => cause.push_str(&format!(
+                "; its Retry-After of {}s exceeds fetch.max_retry_after_secs ({}s)",
+                wait.as_secs(),
+                policy.max_retry_after.as_secs()
+            )),
+            _ => cause.push_str(&format!(
+                " after {retries} {}",
+                if retries == 1 { "retry" } else { "retries" }
+            )),
+        }
+    }
+    cause
+}
+
 /// Whether a response status is worth retrying: 429 (too many requests) and every 5xx.
 pub fn is_retryable(status: u16) -> bool {
     status == 429 || (500..600).contains(&status)
@@ -380,6 +411,28 @@ mod tests {
         assert_eq!(wait(0), Some(Duration::from_millis(500)));
         assert_eq!(wait(60), Some(Duration::from_secs(60)));
         assert_eq!(wait(61), None);
+    }
+
+    #[test]
+    fn status_causes_say_why_the_fetch_gave_up() {
+        let p = policy();
+        assert_eq!(
+            status_cause(&p, 404, Some("Not Found"), 0, None),
+            "the server answered 404 Not Found"
+        );
+        assert_eq!(
+            status_cause(&p, 503, None, 3, Some(Duration::from_secs(2))),
+            "the server answered 503 after 3 retries"
+        );
+        assert_eq!(
+            status_cause(&p, 429, Some("Too Many Requests"), 1, None),
+            "the server answered 429 Too Many Requests after 1 retry"
+        );
+        assert_eq!(
+            status_cause(&p, 503, None, 0, Some(Duration::from_secs(3600))),
+            "the server answered 503; its Retry-After of 3600s exceeds \
+             fetch.max_retry_after_secs (60s)"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //!   intensity, orderly shutdown) and the [`supervisor::Runtime`] handle.
 //! - [`daemon`]: wires the roles, the store and the HTTP server into the running daemon.
 //! - [`page_db`], [`feed_fetcher`], [`roles`]: the roles.
+//! - [`feed_book`]: the state of every feed source, shared by the FeedFetcher pool.
 //! - [`http_client`]: the one HTTP client feeds are fetched through.
 //! - [`storage`]: SQLite (WAL, versioned migrations).
 //! - [`http`], [`telemetry`]: the HTTP API, logging and metrics.
@@ -24,6 +25,7 @@
 
 pub mod bench;
 pub mod daemon;
+pub mod feed_book;
 pub mod feed_fetcher;
 pub mod http;
 pub mod http_client;

@@ -40,7 +40,7 @@ per_host_concurrency = 2
 
 /// The FeedFetcher pool alone under a supervisor, with its sources on `server`.
 struct Harness {
-    _runtime: Runtime,
+    runtime: Runtime,
     book: FeedBook,
     route: Route<FetchNow>,
     pool: Pool<FeedFetcher>,
@@ -74,7 +74,7 @@ impl Harness {
         );
         let runtime = builder.start().unwrap();
         Harness {
-            _runtime: runtime,
+            runtime,
             route: pool.route(),
             pool,
             book,
@@ -505,4 +505,34 @@ async fn a_fetch_under_way_is_not_started_twice() {
     );
     h.settled("news").await;
     assert_eq!(server.requests().len(), 1);
+}
+
+#[actix::test]
+async fn a_restarted_instance_keeps_counters_and_subscribers_and_fetches_again() {
+    let server = TestServer::start(|_, _| Response::ok("text/xml", RSS));
+    let h = Harness::start(&server, FETCH, &[("news", "/rss.xml")]);
+    assert_eq!(h.settled("news").await.stats.fetched, 1);
+    let probe = h.subscribe(Some("news")).await;
+
+    let owner = h.pool.slot_of("127.0.0.1");
+    assert!(h.runtime.inject_panic("feed_fetcher", owner));
+    eventually(Duration::from_secs(2), "the restart", || async {
+        h.runtime
+            .instances()
+            .iter()
+            .any(|i| i.role == "feed_fetcher" && i.instance == owner && i.restarts == 1)
+            .then_some(())
+    })
+    .await;
+    // The new instance schedules the host's sources again; the book kept the counters and
+    // the subscription.
+    let got = probe.wait_for(1).await;
+    assert!(
+        matches!(got[0].outcome, FetchOutcome::Fetched(_)),
+        "{got:?}"
+    );
+    let status = h.status("news");
+    assert_eq!(status.stats.fetched, 2);
+    assert_eq!(status.stats.reads, 2);
+    assert_eq!(status.subscribers, 1);
 }
