@@ -201,6 +201,9 @@ pub struct FeedSource {
     pub url: String,
     /// Time between fetches (the first one is at start-up).
     pub interval: Duration,
+    /// Parse in lean mode: the channel in full, but only each item's id, link, title and
+    /// dates (for large listings).
+    pub lean: bool,
 }
 
 impl FeedSource {
@@ -349,6 +352,7 @@ struct RawFeed {
     name: Option<String>,
     url: Option<String>,
     interval_secs: Option<i64>,
+    lean: Option<bool>,
 }
 
 const SECTIONS: &[&str] = &[
@@ -726,6 +730,7 @@ fn validate_feeds(raw: &[RawFeed], check: &mut Check) -> Vec<FeedSource> {
             name: name.to_string(),
             url: url.to_string(),
             interval,
+            lean: feed.lean.unwrap_or(false),
         });
     }
     feeds

@@ -154,6 +154,7 @@ interval_secs = 2
 [[feeds]]
 name = "live"
 url = "https://live.example/listing?page=1"
+lean = true
 "#;
     let settings = Settings::from_toml(text, None).unwrap();
     let fetch = &settings.fetch;
@@ -173,6 +174,8 @@ url = "https://live.example/listing?page=1"
     assert_eq!(settings.feeds[0].interval, Duration::from_secs(2));
     assert_eq!(settings.feeds[1].host(), "live.example");
     assert_eq!(settings.feeds[1].interval, Duration::from_secs(300));
+    assert!(!settings.feeds[0].lean);
+    assert!(settings.feeds[1].lean);
     assert!(
         settings.summary().ends_with("; 2 feeds"),
         "{}",
