@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::feed::ParseError;
+
 /// The User-Agent sent when the config does not name one.
 pub const DEFAULT_USER_AGENT: &str = concat!(
     "ferret/",
@@ -248,10 +250,16 @@ pub enum FetchError {
     /// The request could not be sent for another reason (a bad URL, a protocol error).
     #[error("request failed")]
     Request,
+    /// The body is not a feed the parser can read.
+    #[error("not a feed: {error}")]
+    Parse {
+        /// What the parser said, with line and column.
+        error: ParseError,
+    },
 }
 
 /// Every [`FetchError::kind`], for metrics that list each kind.
-pub const FAILURE_KINDS: [&str; 8] = [
+pub const FAILURE_KINDS: [&str; 9] = [
     "timeout",
     "too_large",
     "status",
@@ -260,6 +268,7 @@ pub const FAILURE_KINDS: [&str; 8] = [
     "connect",
     "body",
     "request",
+    "parse",
 ];
 
 impl FetchError {
@@ -274,6 +283,7 @@ impl FetchError {
             FetchError::Connect => "connect",
             FetchError::Body => "body",
             FetchError::Request => "request",
+            FetchError::Parse { .. } => "parse",
         }
     }
 }
@@ -304,8 +314,12 @@ pub struct SourceStats {
     pub not_modified: u64,
     /// Retries after a 429 or 5xx.
     pub retries: u64,
-    /// Failed fetches, by [`FetchError::kind`] (parse failures included).
+    /// Failed fetches, by [`FetchError::kind`].
     pub failures: BTreeMap<&'static str, u64>,
+    /// Items in the last feed parsed.
+    pub last_items: Option<usize>,
+    /// Warnings the parser gave about the last feed parsed (what it recovered from).
+    pub last_warnings: Option<usize>,
     /// The status of the last response, if any came.
     pub last_status: Option<u16>,
     /// `"fetched"`, `"not_modified"` or `"failed"`: how the last fetch ended.
@@ -328,9 +342,11 @@ impl SourceStats {
         self.last_status = Some(status);
     }
 
-    /// A full response arrived.
-    pub fn record_fetched(&mut self, status: u16, at_ms: i64) {
+    /// A full response arrived and parsed into `items` items with `warnings` warnings.
+    pub fn record_fetched(&mut self, status: u16, items: usize, warnings: usize, at_ms: i64) {
         self.fetched += 1;
+        self.last_items = Some(items);
+        self.last_warnings = Some(warnings);
         self.last_status = Some(status);
         self.finish("fetched", at_ms);
     }
@@ -342,7 +358,7 @@ impl SourceStats {
         self.finish("not_modified", at_ms);
     }
 
-    /// The fetch failed with `kind` (a [`FetchError::kind`], or `"parse"`).
+    /// The fetch failed (`error.kind` is a [`FetchError::kind`]).
     pub fn record_failure(&mut self, error: LastError) {
         *self.failures.entry(error.kind).or_default() += 1;
         if error.status.is_some() {
@@ -517,7 +533,7 @@ mod tests {
         stats.record_read();
         stats.record_retry(503);
         stats.record_read();
-        stats.record_fetched(200, 10);
+        stats.record_fetched(200, 3, 1, 10);
         stats.record_read();
         stats.record_not_modified(20);
         stats.record_read();
@@ -531,6 +547,7 @@ mod tests {
         assert_eq!(stats.reads, 4);
         assert_eq!(stats.retries, 1);
         assert_eq!(stats.fetched, 1);
+        assert_eq!((stats.last_items, stats.last_warnings), (Some(3), Some(1)));
         assert_eq!(stats.not_modified, 1);
         assert_eq!(stats.failures_total(), 1);
         assert_eq!(stats.failures["timeout"], 1);

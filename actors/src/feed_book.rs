@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use actix::Recipient;
 use ferret::config::{FeedSource, FetchSettings};
+use ferret::feed::{Limits, ParseOptions};
 use ferret::fetch::{
     charset_of, parse_retry_after, status_cause, FetchError, LastError, RetryPolicy, SourceStats,
     Validators,
@@ -38,6 +39,7 @@ struct BookInner {
     client: HttpClient,
     retry: RetryPolicy,
     per_host: usize,
+    max_body_bytes: usize,
     sources: Vec<FeedSource>,
     state: Mutex<BookState>,
 }
@@ -73,6 +75,7 @@ impl FeedBook {
                 client,
                 retry: fetch.retry,
                 per_host: fetch.per_host_concurrency,
+                max_body_bytes: fetch.max_body_bytes,
                 sources,
                 state: Mutex::new(state),
             }),
@@ -196,7 +199,7 @@ impl FeedBook {
             };
             match reply.status {
                 304 => return FetchOutcome::NotModified,
-                200..=299 => return self.fetched(name, reply),
+                200..=299 => return self.parsed(source, reply),
                 status => {
                     retry += 1;
                     let now = unix_millis().div_euclid(1000);
@@ -217,18 +220,46 @@ impl FeedBook {
         }
     }
 
-    fn fetched(&self, name: &str, reply: Reply) -> FetchOutcome {
-        self.with(name, |s| s.validators = reply.validators);
-        FetchOutcome::Fetched(Arc::new(Fetched {
-            charset: reply
-                .content_type
-                .as_deref()
-                .and_then(charset_of)
-                .map(str::to_string),
-            url: reply.url,
-            status: reply.status,
-            body: reply.body,
-        }))
+    /// Parses a full response. It runs on the instance's worker thread: the body is bounded
+    /// by `fetch.max_body_bytes`, and the parser reads hundreds of MB/s. The validators are
+    /// kept only for a feed that parsed, so that a broken feed is fetched in full again.
+    fn parsed(&self, source: &FeedSource, reply: Reply) -> FetchOutcome {
+        let charset = reply
+            .content_type
+            .as_deref()
+            .and_then(charset_of)
+            .map(str::to_string);
+        let options = ParseOptions {
+            http_charset: charset.as_deref(),
+            base_url: Some(&reply.url),
+            lean: source.lean,
+            limits: Limits {
+                max_bytes: self.inner.max_body_bytes,
+                ..Limits::default()
+            },
+        };
+        match ferret::feed::parse(&reply.body, &options) {
+            Ok(feed) => {
+                self.with(&source.name, |s| s.validators = reply.validators);
+                FetchOutcome::Fetched(Arc::new(Fetched {
+                    charset,
+                    url: reply.url,
+                    status: reply.status,
+                    bytes: reply.body.len(),
+                    feed,
+                }))
+            }
+            Err(error) => FetchOutcome::Failed(FetchFailure {
+                cause: format!(
+                    "{} bytes of {}",
+                    reply.body.len(),
+                    reply.content_type.as_deref().unwrap_or("no Content-Type")
+                ),
+                error: FetchError::Parse { error },
+                url: reply.url,
+                status: Some(reply.status),
+            }),
+        }
     }
 
     fn status_failure(&self, reply: Reply, retries: u32, wait: Option<Duration>) -> FetchFailure {
@@ -255,7 +286,15 @@ impl FeedBook {
         let at_ms = unix_millis();
         match &outcome {
             FetchOutcome::Fetched(fetched) => {
-                debug!(source = name, url = %fetched.url, status = fetched.status, bytes = fetched.body.len(), "Feed fetched.")
+                debug!(
+                    source = name,
+                    url = %fetched.url,
+                    status = fetched.status,
+                    bytes = fetched.bytes,
+                    items = fetched.feed.items.len(),
+                    warnings = fetched.feed.warnings.len(),
+                    "Feed fetched."
+                )
             }
             FetchOutcome::NotModified => debug!(source = name, "Feed not modified."),
             FetchOutcome::Failed(failure) => warn!(
@@ -282,7 +321,12 @@ impl FeedBook {
             return update;
         };
         match &update.outcome {
-            FetchOutcome::Fetched(fetched) => entry.stats.record_fetched(fetched.status, at_ms),
+            FetchOutcome::Fetched(fetched) => entry.stats.record_fetched(
+                fetched.status,
+                fetched.feed.items.len(),
+                fetched.feed.warnings.len(),
+                at_ms,
+            ),
             FetchOutcome::NotModified => entry.stats.record_not_modified(at_ms),
             FetchOutcome::Failed(failure) => entry.stats.record_failure(LastError {
                 kind: failure.error.kind(),

@@ -207,17 +207,19 @@ pub enum FetchOutcome {
     Failed(FetchFailure),
 }
 
-/// A feed that was fetched.
+/// A feed that was fetched and parsed.
 #[derive(Debug)]
 pub struct Fetched {
-    /// The URL that answered, after redirects.
+    /// The URL that answered, after redirects (relative links were resolved against it).
     pub url: String,
     /// The response's status (a 2xx).
     pub status: u16,
     /// The charset the `Content-Type` header named, if any.
     pub charset: Option<String>,
-    /// The body, decompressed.
-    pub body: Vec<u8>,
+    /// The body's size in bytes, decompressed.
+    pub bytes: usize,
+    /// The feed, as the parser read it (its `warnings` say what it recovered from).
+    pub feed: ferret::feed::Feed,
 }
 
 /// A failed fetch: the typed error with the URL, the status and the cause.

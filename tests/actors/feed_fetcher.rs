@@ -19,8 +19,9 @@ use crate::support::http::{gzip_stored, Response, TestServer};
 
 const RSS: &str = r#"<?xml version="1.0"?>
 <rss version="2.0"><channel><title>Local news</title><link>http://example.com/</link>
-<item><title>First</title><link>http://example.com/1</link><guid>one</guid></item>
-<item><title>Second</title><link>http://example.com/2</link><guid>two</guid></item>
+<item><title>First</title><link>http://example.com/1</link><guid>one</guid>
+<description>The first item.</description></item>
+<item><title>Second</title><link>/2</link><guid>two</guid></item>
 </channel></rss>"#;
 
 /// Short limits so that every failure shows quickly.
@@ -173,11 +174,24 @@ async fn a_feed_is_fetched_at_start_up_and_on_request_and_reaches_its_subscriber
     assert_eq!(fetched.status, 200);
     assert_eq!(fetched.url, server.url("/rss.xml"));
     assert_eq!(fetched.charset.as_deref(), Some("utf-8"));
-    assert_eq!(fetched.body, RSS.as_bytes());
+    assert_eq!(fetched.bytes, RSS.len());
+    let feed = &fetched.feed;
+    assert_eq!(feed.title.as_deref(), Some("Local news"));
+    let ids: Vec<&str> = feed.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["one", "two"]);
+    assert_eq!(feed.items[0].summary.as_deref(), Some("The first item."));
+    assert_eq!(
+        feed.items[1].link.as_deref(),
+        Some(server.url("/2").as_str()),
+        "relative links resolve against the URL fetched"
+    );
     for probe in [&to_news, &to_all] {
         let got = probe.wait_for(1).await;
         assert_eq!(got[0].source, "news");
-        assert!(matches!(got[0].outcome, FetchOutcome::Fetched(_)));
+        let FetchOutcome::Fetched(delivered) = &got[0].outcome else {
+            panic!("{got:?}")
+        };
+        assert_eq!(delivered.feed.items.len(), 2);
     }
     // The update is traced to the FetchNow that caused it.
     assert!(to_news.0.lock().unwrap()[0].parent.is_some());
@@ -196,6 +210,7 @@ async fn a_feed_is_fetched_at_start_up_and_on_request_and_reaches_its_subscriber
     }
     let stats: Vec<FeedStatus> = h.pool.route().send(Envelope::new(FeedStats)).await.unwrap();
     assert_eq!(stats[0].stats.reads, 2, "every request is a read");
+    assert_eq!(stats[0].stats.last_items, Some(2));
     assert_eq!(stats[0].subscribers, 1);
 }
 
@@ -229,7 +244,75 @@ async fn a_gzip_body_is_decoded() {
     let FetchOutcome::Fetched(fetched) = &reply.outcome else {
         panic!("{reply:?}")
     };
-    assert_eq!(fetched.body, RSS.as_bytes());
+    assert_eq!(fetched.bytes, RSS.len());
+    assert_eq!(fetched.feed.title.as_deref(), Some("Local news"));
+}
+
+#[actix::test]
+async fn the_http_charset_and_lean_mode_reach_the_parser() {
+    // "Привет" in windows-1251, with no encoding in the XML declaration.
+    let mut cyrillic = b"<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>".to_vec();
+    cyrillic.extend_from_slice(&[0xCF, 0xF0, 0xE8, 0xE2, 0xE5, 0xF2]);
+    cyrillic.extend_from_slice(b"</title></channel></rss>");
+    let server = TestServer::start(move |request, _| match request.path.as_str() {
+        "/ru.xml" => Response::ok("text/xml; charset=windows-1251", cyrillic.clone()),
+        _ => Response::ok("text/xml", RSS),
+    });
+    let mut fetch = FETCH.to_string();
+    fetch.push_str(&format!(
+        "\n[[feeds]]\nname = \"lean\"\nurl = \"{}\"\nlean = true\n",
+        server.url("/lean.xml")
+    ));
+    let h = Harness::start(&server, &fetch, &[("ru", "/ru.xml")]);
+    for name in ["ru", "lean"] {
+        h.settled(name).await;
+    }
+    let ru = h.fetch("ru").await.unwrap();
+    let FetchOutcome::Fetched(fetched) = &ru.outcome else {
+        panic!("{ru:?}")
+    };
+    assert_eq!(fetched.feed.title.as_deref(), Some("Привет"));
+    assert_eq!(fetched.feed.encoding, "windows-1251");
+
+    let lean = h.fetch("lean").await.unwrap();
+    let FetchOutcome::Fetched(fetched) = &lean.outcome else {
+        panic!("{lean:?}")
+    };
+    let first = &fetched.feed.items[0];
+    assert_eq!(first.title.as_deref(), Some("First"));
+    assert_eq!(first.summary, None, "lean mode skips the summary");
+}
+
+#[actix::test]
+async fn a_body_that_is_not_a_feed_is_a_parse_failure_and_is_fetched_in_full_again() {
+    let server = TestServer::start(|_, _| {
+        Response::ok("text/html", "<html><body>Moved to a new site</body></html>")
+            .header("ETag", "\"html\"")
+    });
+    let h = Harness::start(&server, FETCH, &[("page", "/page")]);
+    let status = h.settled("page").await;
+    let error = status
+        .stats
+        .last_error
+        .expect("a parse failure is recorded");
+    assert_eq!(error.kind, "parse");
+    assert_eq!(error.status, Some(200));
+    assert!(
+        error.message.starts_with("not a feed: 1:"),
+        "{}",
+        error.message
+    );
+    assert!(error.message.contains("<html>"), "{}", error.message);
+    assert!(error.message.contains("text/html"), "{}", error.message);
+    assert_eq!(
+        status.etag, None,
+        "no validators from a body that did not parse"
+    );
+
+    let reply = h.fetch("page").await.unwrap();
+    assert!(matches!(failure(&reply).0, FetchError::Parse { .. }));
+    assert_eq!(server.requests()[1].header("if-none-match"), None);
+    assert_eq!(h.status("page").stats.failures["parse"], 2);
 }
 
 #[actix::test]

@@ -26,6 +26,7 @@ fn server() -> TestServer {
         "/busy.xml" => Response::ok("application/rss+xml", RSS),
         "/big.xml" => Response::ok("application/rss+xml", vec![b' '; 10_000]),
         "/slow.xml" => Response::ok("application/rss+xml", RSS).delay(Duration::from_secs(2)),
+        "/page.html" => Response::ok("text/html", "<html><body>not a feed</body></html>"),
         "/a" => Response::status(301).header("Location", "/b"),
         "/b" => Response::status(301).header("Location", "/a"),
         _ => Response::status(404),
@@ -43,6 +44,7 @@ fn config(server: &TestServer) -> String {
         ("big", "/big.xml", 600),
         ("slow", "/slow.xml", 600),
         ("loop", "/a", 600),
+        ("page", "/page.html", 600),
     ] {
         text.push_str(&format!(
             "\n[[feeds]]\nname = \"{name}\"\nurl = \"{}\"\ninterval_secs = {interval}\n",
@@ -65,7 +67,7 @@ fn misbehaving_feeds_are_typed_logged_and_counted_and_the_daemon_keeps_running()
     // (interval 1 s), the 503 a retry after Retry-After: 1.
     let feeds: Vec<Value> = eventually_blocking(Duration::from_secs(10), "every feed", || {
         let feeds: Vec<Value> = daemon.get("/api/feeds").json().unwrap();
-        let done = feeds.len() == 5
+        let done = feeds.len() == 6
             && feed(&feeds, "ok")["not_modified"].as_u64() >= Some(1)
             && feeds
                 .iter()
@@ -76,6 +78,7 @@ fn misbehaving_feeds_are_typed_logged_and_counted_and_the_daemon_keeps_running()
     let ok = feed(&feeds, "ok");
     assert_eq!(ok["fetched"], 1, "{ok}");
     assert_eq!(ok["etag"], "\"v1\"");
+    assert_eq!(ok["last_items"], 1, "{ok}");
     assert_eq!(ok["failures"], serde_json::json!({}), "{ok}");
     assert!(ok["last_error"].is_null(), "{ok}");
     let to_ok = server.requests_to("/ok.xml");
@@ -94,6 +97,7 @@ fn misbehaving_feeds_are_typed_logged_and_counted_and_the_daemon_keeps_running()
         ("big", "too_large", Some(200)),
         ("slow", "timeout", None),
         ("loop", "redirect_loop", Some(301)),
+        ("page", "parse", Some(200)),
     ] {
         let f = feed(&feeds, name);
         assert_eq!(f["last_outcome"], "failed", "{f}");
@@ -126,6 +130,7 @@ fn misbehaving_feeds_are_typed_logged_and_counted_and_the_daemon_keeps_running()
         "ferret_feed_failures_total{source=\"big\",kind=\"too_large\"} 1",
         "ferret_feed_failures_total{source=\"slow\",kind=\"timeout\"} 1",
         "ferret_feed_failures_total{source=\"loop\",kind=\"redirect_loop\"} 1",
+        "ferret_feed_failures_total{source=\"page\",kind=\"parse\"} 1",
         "ferret_feed_failures_total{source=\"ok\",kind=\"timeout\"} 0",
         "ferret_feed_reads_total{source=\"busy\"} 2",
         "ferret_feed_retries_total{source=\"busy\"} 1",
