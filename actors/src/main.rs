@@ -37,9 +37,11 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct ParseArgs {
-    /// A file, or `-` for standard input.
+    /// A file, an `http://` or `https://` URL (fetched with the `[fetch]` defaults), or `-` for
+    /// standard input.
     source: String,
-    /// The charset from an HTTP `Content-Type`, as if the document had come with it.
+    /// The charset from an HTTP `Content-Type`, as if the document had come with it (for a URL,
+    /// the server's charset is used unless this is given).
     #[arg(long)]
     charset: Option<String>,
     /// The document's URL, for resolving relative links (defaults to the URL fetched).
@@ -134,17 +136,27 @@ fn check_config(path: &Path) -> anyhow::Result<i32> {
 }
 
 fn parse(args: &ParseArgs) -> anyhow::Result<i32> {
-    let bytes = if args.source == "-" {
+    let (bytes, charset, url) = if args.source == "-" {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
             .context("cannot read standard input")?;
-        bytes
+        (bytes, None, None)
+    } else if args.source.starts_with("http://") || args.source.starts_with("https://") {
+        let reply = fetch(&args.source)?;
+        let charset = reply
+            .content_type
+            .as_deref()
+            .and_then(ferret::fetch::charset_of)
+            .map(str::to_string);
+        (reply.body, charset, Some(reply.url))
     } else {
-        std::fs::read(&args.source).with_context(|| format!("cannot read {}", args.source))?
+        let bytes =
+            std::fs::read(&args.source).with_context(|| format!("cannot read {}", args.source))?;
+        (bytes, None, None)
     };
     let options = ferret::feed::ParseOptions {
-        http_charset: args.charset.as_deref(),
-        base_url: args.base.as_deref(),
+        http_charset: args.charset.as_deref().or(charset.as_deref()),
+        base_url: args.base.as_deref().or(url.as_deref()),
         lean: args.lean,
         ..Default::default()
     };
@@ -157,6 +169,21 @@ fn parse(args: &ParseArgs) -> anyhow::Result<i32> {
     }?;
     println!("{json}");
     Ok(0)
+}
+
+/// Fetches a feed with the shared client and the default `[fetch]` settings.
+fn fetch(url: &str) -> anyhow::Result<ferret_actors::http_client::Reply> {
+    let settings = Settings::defaults().fetch;
+    let client = ferret_actors::http_client::HttpClient::new(&settings)
+        .context("cannot build the HTTP client")?;
+    let validators = ferret::fetch::Validators::default();
+    let reply = actix_rt::System::new()
+        .block_on(client.get(url, &validators))
+        .map_err(|failure| anyhow::anyhow!("{url}: {} ({})", failure.error, failure.cause))?;
+    if !(200..300).contains(&reply.status) {
+        anyhow::bail!("{url}: the server answered HTTP {}", reply.status);
+    }
+    Ok(reply)
 }
 
 fn load_settings(path: &Path) -> anyhow::Result<Settings> {

@@ -1,4 +1,5 @@
 use crate::ferret;
+use crate::support::http;
 
 #[test]
 fn check_config_accepts_the_shipped_config() {
@@ -95,4 +96,101 @@ fn a_taken_port_fails_start_up_before_anything_runs() {
         !dir.path().join("ferret.db").exists(),
         "the store was opened first"
     );
+}
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../tests/fixtures/feeds/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn parse_prints_the_feed_as_json_from_a_file_or_stdin() {
+    let out = ferret()
+        .args(["parse", "--compact", &fixture("nicolive-recent.xml")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let feed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(feed["encoding"], "Shift_JIS");
+    assert_eq!(feed["extensions"]["nicolive"]["total_count"], "1187");
+    assert_eq!(feed["items"][0]["published"], "2009-11-14T14:30:00Z");
+
+    let mut child = ferret()
+        .args(["parse", "--lean", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        b"<rss><channel><item><title>t</title><description>d</description></item></channel></rss>",
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let feed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(feed["items"][0]["title"], "t");
+    assert_eq!(
+        feed["items"][0]["summary"],
+        serde_json::Value::Null,
+        "lean mode"
+    );
+}
+
+#[test]
+fn parse_fetches_a_url_with_its_charset_and_resolves_links_against_it() {
+    let body = encoding_rs::WINDOWS_1251
+        .encode("<rss><channel><title>Новости</title><item><link>/a</link></item></channel></rss>")
+        .0
+        .into_owned();
+    let server = http::TestServer::start(move |request, _| match request.path.as_str() {
+        "/feed" => http::Response::ok("application/rss+xml; charset=windows-1251", body.clone()),
+        _ => http::Response::status(404),
+    });
+    let out = ferret()
+        .args(["parse", &server.url("/feed")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let feed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(feed["title"], "Новости");
+    assert_eq!(feed["items"][0]["link"], server.url("/a"));
+
+    let out = ferret()
+        .args(["parse", &server.url("/missing")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("the server answered HTTP 404"), "{stderr}");
+}
+
+#[test]
+fn parse_says_in_one_line_what_is_wrong_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, "<!DOCTYPE html>\n<html><body>no feed</body></html>").unwrap();
+    let out = ferret().arg("parse").arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("page.html:2:1: not a feed: the root element is <html>"),
+        "{stderr}"
+    );
+    let out = ferret()
+        .args(["parse", "/nonexistent.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }
