@@ -11,7 +11,7 @@
 //! # What is not done here
 //!
 //! Content is kept as the document gave it: HTML in `summary` and `content` is neither
-//! sanitised nor rewritten (relative links inside it stay relative). Sanitising belongs where
+//! sanitised nor reformatted; only its relative links are resolved. Sanitising belongs where
 //! the HTML is rendered, with that renderer's rules; doing it here would lose data that
 //! clustering and discovery want (the text), and a feed parser's sanitiser is never the last
 //! line of defence anyway. The document's links (`link`, enclosures, author pages) are
@@ -22,6 +22,7 @@
 
 mod date;
 mod decode;
+mod html;
 mod model;
 mod parser;
 

@@ -142,8 +142,10 @@ pub enum Format {
     Rss093,
     /// RSS 0.94.
     Rss094,
-    /// RSS 2.0 (also an `rss` root without a version).
+    /// RSS 2.0.
     Rss20,
+    /// An `rss` root without a `version`.
+    Rss,
     /// RSS 1.0 (RDF).
     Rss10,
     /// Atom 0.3.

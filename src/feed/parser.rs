@@ -16,7 +16,7 @@ use url::Url;
 
 use super::decode::Decoded;
 use super::model::{Enclosure, Feed, Format, Item, Person, Values, Warning};
-use super::{date, derived_id, ParseError, ParseOptions};
+use super::{date, derived_id, html, ParseError, ParseOptions};
 
 const ATOM_10: &str = "http://www.w3.org/2005/Atom";
 const ATOM_03: &str = "http://purl.org/atom/ns#";
@@ -71,6 +71,49 @@ impl Ns {
     }
 }
 
+/// How an element's content is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// Plain text.
+    Text,
+    /// HTML, escaped or in CDATA (RSS descriptions, Atom `type="html"`).
+    Html,
+    /// Inline XHTML markup; `wrapped` when it sits in Atom 1.0's `div` wrapper, which is not
+    /// part of the content.
+    Xhtml { wrapped: bool },
+    /// Base64 (Atom 0.3 `mode="base64"`, Atom 1.0 media types that are not text); `html` when
+    /// the decoded bytes are HTML.
+    Base64 { html: bool },
+}
+
+impl Body {
+    /// The body of an Atom text construct or content element, from its `type` and `mode`.
+    fn of_atom(kind: Option<&str>, mode: Option<&str>) -> Body {
+        let kind = kind
+            .map(str::trim)
+            .filter(|kind| !kind.is_empty())
+            .unwrap_or("text")
+            .to_ascii_lowercase();
+        let html = matches!(kind.as_str(), "html" | "text/html");
+        match (mode.map(str::trim), kind.as_str()) {
+            (Some("base64"), _) => Body::Base64 { html },
+            (Some("xml"), _) => Body::Xhtml { wrapped: false },
+            (_, "xhtml") => Body::Xhtml { wrapped: true },
+            (_, "application/xhtml+xml") => Body::Xhtml { wrapped: false },
+            _ if html => Body::Html,
+            (_, kind) if kind == "text" || kind.starts_with("text/") => Body::Text,
+            (_, kind) if kind.ends_with("+xml") || kind.ends_with("/xml") => Body::Text,
+            (Some("escaped"), _) => Body::Text,
+            _ => Body::Base64 { html: false },
+        }
+    }
+
+    /// Whether the value is markup whose links should be resolved.
+    fn is_markup(self) -> bool {
+        !matches!(self, Body::Text | Body::Base64 { html: false })
+    }
+}
+
 /// Whose field an element fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Owner {
@@ -105,8 +148,6 @@ enum Field {
     Category,
     /// RSS `author` / `managingEditor`: `email (Name)` or `Name <email>`.
     AuthorText,
-    /// `dc:creator`: a name.
-    Creator,
     /// Atom person constructs.
     PersonName,
     PersonEmail,
@@ -128,8 +169,7 @@ enum Kind {
     Field {
         owner: Owner,
         field: Field,
-        /// Atom `type="xhtml"`: the content is markup wrapped in a `div`.
-        xhtml: bool,
+        body: Body,
         /// A child element appeared: the content is taken as markup from the text.
         markup: bool,
     },
@@ -193,6 +233,11 @@ struct Parser<'a, 'o> {
     /// Text of the element being read, since its start tag or last child.
     buffer: String,
     is_atom: bool,
+    /// The root element's namespace: elements in it are the format's own, whatever the URI
+    /// (feeds written against draft or vendor namespaces).
+    root_ns: Option<String>,
+    /// Entities declared in the document's internal DTD subset, name → replacement text.
+    declared: Vec<(String, String)>,
     locator: Locator,
     warnings_dropped: usize,
 }
@@ -225,6 +270,8 @@ impl<'a, 'o> Parser<'a, 'o> {
             document_base,
             buffer: String::new(),
             is_atom: false,
+            root_ns: None,
+            declared: Vec::new(),
             locator: Locator::default(),
             warnings_dropped: 0,
         }
@@ -279,7 +326,11 @@ impl<'a, 'o> Parser<'a, 'o> {
                     }
                 }
                 Ok(Event::Eof) => break,
-                Ok(Event::Decl(_) | Event::PI(_) | Event::Comment(_) | Event::DocType(_)) => {}
+                Ok(Event::DocType(doctype)) => {
+                    let doctype = doctype.into_inner();
+                    self.declare_entities(&String::from_utf8_lossy(&doctype));
+                }
+                Ok(Event::Decl(_) | Event::PI(_) | Event::Comment(_)) => {}
                 Err(error) => {
                     let at = self.reader.error_position() as usize;
                     if !seen_root {
@@ -364,16 +415,22 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
         }
         let ns = default_ns.as_deref().map_or(Ns::None, Ns::of);
+        self.root_ns = default_ns.clone();
         self.feed.format = match (local, ns) {
             (b"rss", _) => match version.as_deref() {
                 Some("0.91") => Format::Rss091,
                 Some("0.92") => Format::Rss092,
                 Some("0.93") => Format::Rss093,
                 Some("0.94") => Format::Rss094,
-                _ => Format::Rss20,
+                Some(_) => Format::Rss20,
+                None => Format::Rss,
             },
-            // RSS 1.0 and 0.90 are told apart by the namespace of their channel.
-            (b"RDF", _) => Format::Unknown,
+            // RSS 1.0 and 0.90 are told apart by their namespace.
+            (b"RDF", _) => match self.namespace_decl(start, None).as_deref() {
+                Some(RSS_10) => Format::Rss10,
+                Some(RSS_090) => Format::Rss090,
+                _ => Format::Unknown,
+            },
             (b"feed", _) => {
                 self.is_atom = true;
                 if default_ns.as_deref() == Some(ATOM_03) || version.as_deref() == Some("0.3") {
@@ -392,6 +449,47 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
         };
         Ok(())
+    }
+
+    /// The namespace `start` itself declares for `prefix` (`None`: the default namespace).
+    fn namespace_decl(&self, start: &BytesStart<'_>, prefix: Option<&[u8]>) -> Option<String> {
+        start
+            .attributes()
+            .with_checks(false)
+            .flatten()
+            .find(|attribute| match (attribute.key.into_inner(), prefix) {
+                (b"xmlns", None) => true,
+                (key, Some(prefix)) => key.strip_prefix(b"xmlns:") == Some(prefix),
+                _ => false,
+            })
+            .map(|attribute| String::from_utf8_lossy(&attribute.value).into_owned())
+    }
+
+    /// Reads `<!ENTITY name "text">` declarations from the internal DTD subset. Replacement
+    /// texts are kept as written, never expanded further, and bounded in number and size.
+    fn declare_entities(&mut self, doctype: &str) {
+        const MAX_ENTITIES: usize = 256;
+        const MAX_TEXT: usize = 4096;
+        for declaration in doctype.split("<!ENTITY").skip(1) {
+            let declaration = declaration.trim_start();
+            if declaration.starts_with('%') || self.declared.len() >= MAX_ENTITIES {
+                continue;
+            }
+            let name_len = declaration
+                .find(|c: char| c.is_whitespace())
+                .unwrap_or(declaration.len());
+            let (name, rest) = declaration.split_at(name_len);
+            let rest = rest.trim_start();
+            let Some(quote) = rest.chars().next().filter(|&c| c == '"' || c == '\'') else {
+                continue; // SYSTEM or PUBLIC: external entities are never fetched.
+            };
+            let Some(text) = rest[1..].split(quote).next() else {
+                continue;
+            };
+            if text.len() <= MAX_TEXT && !name.is_empty() {
+                self.declared.push((name.to_string(), text.to_string()));
+            }
+        }
     }
 
     /// Whether text at this point belongs to something the model keeps.
@@ -520,7 +618,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         // What the start tag itself carries.
         match &kind {
             Kind::Channel if self.feed.language.is_none() => {
-                self.feed.language = lang.map(|index| self.langs[index].clone());
+                self.feed.language = lang.map(|index| self.langs[index].replace('_', "-"));
             }
             Kind::Item => {
                 let about = attribute(b"about").filter(|_| ns == Ns::Rss);
@@ -611,20 +709,30 @@ impl<'a, 'o> Parser<'a, 'o> {
         };
         let core = matches!(ns, Ns::None | Ns::Rss);
         let atom = ns == Ns::Atom || (self.is_atom && ns == Ns::None);
-        let field = |owner, field| Kind::Field {
-            owner,
-            field,
-            xhtml: false,
-            markup: false,
-        };
-        let text_construct = |owner, field| Kind::Field {
-            owner,
-            field,
-            xhtml: attributes
+        let attribute = |wanted: &[u8]| {
+            attributes
                 .iter()
-                .any(|(key, value)| *key == b"type" && value.trim().eq_ignore_ascii_case("xhtml")),
+                .find(|(key, _)| *key == wanted)
+                .map(|(_, value)| value.as_str())
+        };
+        let body = |owner, field, body| Kind::Field {
+            owner,
+            field,
+            body,
             markup: false,
         };
+        let field = |owner, field| body(owner, field, Body::Text);
+        let html = |owner, field| body(owner, field, Body::Html);
+        let text_construct = |owner, field| {
+            body(
+                owner,
+                field,
+                Body::of_atom(attribute(b"type"), attribute(b"mode")),
+            )
+        };
+        // An Atom link without `href` but with the URL as its text, as some feeds write it.
+        let text_link = attribute(b"href").is_none()
+            && attribute(b"rel").is_none_or(|rel| rel.trim() == "alternate");
         let lean = self.options.lean;
         match (&parent.kind, local) {
             (Kind::Root, b"channel") if core => {
@@ -640,8 +748,18 @@ impl<'a, 'o> Parser<'a, 'o> {
                 self.item_or_skip(at)
             }
             (Kind::Channel, b"entry") if atom => self.item_or_skip(at),
+            (_, b"link")
+                if atom && text_link && matches!(parent.kind, Kind::Channel | Kind::Item) =>
+            {
+                let owner = if matches!(parent.kind, Kind::Item) {
+                    Owner::Item
+                } else {
+                    Owner::Feed
+                };
+                field(owner, Field::Link)
+            }
             (Kind::Channel, _) => {
-                self.channel_child(ns, core, atom, prefix, local, field, text_construct)
+                self.channel_child(ns, core, atom, prefix, local, field, html, text_construct)
             }
             (Kind::Item, _) => {
                 let kind = self.item_child(
@@ -652,6 +770,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                     local,
                     attributes,
                     field,
+                    html,
                     text_construct,
                 );
                 let lean_keeps = match &kind {
@@ -680,7 +799,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 match local {
                     b"name" => field(owner, Field::PersonName),
                     b"email" => field(owner, Field::PersonEmail),
-                    b"uri" | b"url" => field(owner, Field::PersonUri),
+                    b"uri" | b"url" | b"homepage" => field(owner, Field::PersonUri),
                     _ => Kind::Skip,
                 }
             }
@@ -713,6 +832,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         prefix: Option<&[u8]>,
         local: &[u8],
         field: impl Fn(Owner, Field) -> Kind,
+        html: impl Fn(Owner, Field) -> Kind,
         text_construct: impl Fn(Owner, Field) -> Kind,
     ) -> Kind {
         let feed = Owner::Feed;
@@ -723,16 +843,16 @@ impl<'a, 'o> Parser<'a, 'o> {
             (_, b"author") if atom => Kind::Person(feed),
             (_, b"title") if core => field(feed, Field::Title),
             (_, b"link") if core => field(feed, Field::Link),
-            (_, b"description") if core => field(feed, Field::Description),
+            (_, b"description") if core => html(feed, Field::Description),
             (_, b"language") if core => field(feed, Field::Language),
             (_, b"lastBuildDate") if core => field(feed, Field::Updated { strong: true }),
             (_, b"pubDate") if core => field(feed, Field::Updated { strong: false }),
-            (_, b"managingEditor") if core => field(feed, Field::AuthorText),
+            (_, b"managingEditor" | b"author") if core => field(feed, Field::AuthorText),
             (Ns::Dc, b"title") => field(feed, Field::Title),
             (Ns::Dc, b"description") => field(feed, Field::Description),
             (Ns::Dc, b"language") => field(feed, Field::Language),
             (Ns::Dc, b"date") => field(feed, Field::Updated { strong: false }),
-            (Ns::Dc, b"creator") => field(feed, Field::Creator),
+            (Ns::Dc, b"creator" | b"author") => field(feed, Field::AuthorText),
             (Ns::DcTerms, b"modified") => field(feed, Field::Updated { strong: true }),
             // Atom `link` is read from its attributes at the start tag.
             (_, b"link") if atom => Kind::Attributes,
@@ -750,6 +870,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         local: &[u8],
         attributes: &[(&[u8], String)],
         field: impl Fn(Owner, Field) -> Kind,
+        html: impl Fn(Owner, Field) -> Kind,
         text_construct: impl Fn(Owner, Field) -> Kind,
     ) -> Kind {
         let item = Owner::Item;
@@ -770,24 +891,26 @@ impl<'a, 'o> Parser<'a, 'o> {
                 });
                 field(item, Field::Guid { permalink })
             }
-            (_, b"description") if core => field(item, Field::Summary),
+            (_, b"description") if core => html(item, Field::Summary),
+            // An early RSS extension some feeds still use for the full text.
+            (_, b"fullitem") if core => html(item, Field::Content),
             (_, b"pubDate") if core => field(item, Field::Published),
             (_, b"author") if core => field(item, Field::AuthorText),
             (_, b"category") if core => field(item, Field::Category),
             (_, b"enclosure") if core => Kind::Attributes,
             (Ns::Dc, b"title") => field(item, Field::Title),
-            (Ns::Dc, b"description") => field(item, Field::Summary),
+            (Ns::Dc, b"description") => html(item, Field::Summary),
             (Ns::Dc, b"date") => field(item, Field::Published),
-            (Ns::Dc, b"creator" | b"contributor") => field(item, Field::Creator),
+            (Ns::Dc, b"creator" | b"author" | b"contributor") => field(item, Field::AuthorText),
             (Ns::Dc, b"subject") => field(item, Field::Category),
             (Ns::Dc, b"identifier") => field(item, Field::Identifier),
             (Ns::DcTerms, b"modified") => field(item, Field::Updated { strong: true }),
             (Ns::DcTerms, b"issued" | b"created") => field(item, Field::Published),
-            (Ns::Content, b"encoded") => field(item, Field::Content),
-            (Ns::Xhtml, b"body") => Kind::Field {
+            (Ns::Content, b"encoded") => html(item, Field::Content),
+            (Ns::Xhtml, b"body") | (Ns::None, b"body") => Kind::Field {
                 owner: item,
                 field: Field::Content,
-                xhtml: false,
+                body: Body::Xhtml { wrapped: false },
                 markup: true,
             },
             (Ns::Media, b"title") => field(item, Field::MediaTitle),
@@ -961,19 +1084,41 @@ impl<'a, 'o> Parser<'a, 'o> {
             Kind::Field {
                 owner,
                 field,
-                xhtml,
+                body,
                 markup,
             } => {
-                let value = if markup {
+                let mut value = if markup {
                     let raw = self
                         .text
                         .get(frame.content_start..content_end)
-                        .unwrap_or_default();
-                    let raw = raw.trim();
-                    if xhtml { strip_div(raw) } else { raw }.to_string()
+                        .unwrap_or_default()
+                        .trim();
+                    let raw = match body {
+                        Body::Xhtml { wrapped: true } => strip_div(raw),
+                        _ => raw,
+                    };
+                    normalize_markup(raw)
+                } else if let Body::Base64 { .. } = body {
+                    let text = std::mem::take(&mut self.buffer);
+                    match base64_text(&text) {
+                        Some(decoded) => decoded,
+                        None => {
+                            let message =
+                                "content is not valid base64; kept as written".to_string();
+                            self.warn_at(frame.content_start, message);
+                            text
+                        }
+                    }
                 } else {
                     std::mem::take(&mut self.buffer)
                 };
+                if (markup || body.is_markup()) && value.contains('<') {
+                    if let Some(base) = self.base_url(frame.base) {
+                        if let Cow::Owned(resolved) = html::resolve_links(&value, base) {
+                            value = resolved;
+                        }
+                    }
+                }
                 self.set_field(owner, field, value, frame.base, frame.content_start);
             }
             Kind::Extension {
@@ -1022,8 +1167,17 @@ impl<'a, 'o> Parser<'a, 'o> {
         base: Option<usize>,
         at: usize,
     ) {
+        let text_field = matches!(
+            field,
+            Field::Title | Field::Description | Field::Summary | Field::Content
+        );
+        let value = if text_field {
+            without_c1_controls(value)
+        } else {
+            value
+        };
         let trimmed = value.trim();
-        if trimmed.is_empty() && !matches!(field, Field::Title | Field::Summary | Field::Content) {
+        if trimmed.is_empty() && !text_field {
             return;
         }
         match field {
@@ -1047,7 +1201,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                     }
                     (Owner::Item, Field::Published) => {
                         if let Some(item) = self.item.as_mut() {
-                            item.published.get_or_insert(formatted);
+                            item.published = Some(formatted);
                         }
                     }
                     (Owner::Item, _) => {
@@ -1078,14 +1232,6 @@ impl<'a, 'o> Parser<'a, 'o> {
                 self.persons(owner).push(person);
                 return;
             }
-            Field::Creator => {
-                let person = Person {
-                    name: Some(trimmed.to_string()),
-                    ..Person::default()
-                };
-                self.persons(owner).push(person);
-                return;
-            }
             _ => {}
         }
         let link = matches!(field, Field::Link).then(|| self.resolve(trimmed, base));
@@ -1095,7 +1241,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 Field::Title => set_once(&mut feed.title, trimmed),
                 Field::Link if feed.link.is_none() => feed.link = link,
                 Field::Description => set_once(&mut feed.description, trimmed),
-                Field::Language => set_once(&mut feed.language, trimmed),
+                Field::Language => set_once(&mut feed.language, &trimmed.replace('_', "-")),
                 _ => {}
             }
             return;
@@ -1104,6 +1250,11 @@ impl<'a, 'o> Parser<'a, 'o> {
             .then(|| trimmed)
             .filter(|guid| guid.starts_with("http://") || guid.starts_with("https://"))
             .map(|guid| self.resolve(guid, base));
+        // An Atom id must be an absolute IRI; a relative one is read against the base.
+        let id = match field {
+            Field::Id if Url::parse(trimmed).is_err() => self.resolve(trimmed, base),
+            _ => trimmed.to_string(),
+        };
         let Some(item) = self.item.as_mut() else {
             return;
         };
@@ -1111,7 +1262,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             Field::Title | Field::MediaTitle => set_once(&mut item.title, trimmed),
             Field::Link if item.link.is_none() => item.link = link,
             Field::Guid { .. } | Field::Id => {
-                item.id = trimmed.to_string();
+                item.id = id;
                 if item.link.is_none() {
                     item.link = guid_link;
                 }
@@ -1159,7 +1310,16 @@ impl<'a, 'o> Parser<'a, 'o> {
 
     fn namespace_of(&self, prefix: Option<&[u8]>) -> Ns {
         match self.namespace_uri(prefix) {
-            Some(uri) => Ns::of(uri),
+            Some(uri) => match Ns::of(uri) {
+                Ns::Other if self.root_ns.as_deref() == Some(uri) => {
+                    if self.is_atom {
+                        Ns::Atom
+                    } else {
+                        Ns::Rss
+                    }
+                }
+                ns => ns,
+            },
             // An undeclared prefix: the common ones are known by their usual names.
             None => match prefix {
                 None => Ns::None,
@@ -1203,6 +1363,9 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// Resolves `&name;`: character references, XML's five, HTML's named entities (with a
     /// warning: they are not XML), and anything else kept as written.
     fn resolve_reference(&mut self, name: &str, at: usize) -> Cow<'static, str> {
+        if let Some((_, text)) = self.declared.iter().find(|(declared, _)| declared == name) {
+            return Cow::Owned(text.clone());
+        }
         match resolve_entity(name) {
             Resolved::Text(text) => text,
             Resolved::Html(text) => {
@@ -1278,9 +1441,6 @@ impl<'a, 'o> Parser<'a, 'o> {
                 message: format!("{} more warnings not listed", self.warnings_dropped),
             });
         }
-        if self.feed.language.is_none() {
-            self.feed.language = self.langs.first().cloned();
-        }
         self.feed
     }
 }
@@ -1311,10 +1471,27 @@ fn resolve_entity(name: &str) -> Resolved {
     if let Some(text) = quick_xml::escape::resolve_xml_entity(name) {
         return Resolved::Text(Cow::Borrowed(text));
     }
-    match quick_xml::escape::resolve_html5_entity(name) {
-        Some(text) => Resolved::Html(text),
-        None => Resolved::Unknown,
+    // html-escape's table is sorted by name (quick-xml's own HTML table has wrong values).
+    let table = &html_escape::NAMED_ENTITIES;
+    match table.binary_search_by(|(entry, _)| (*entry).cmp(name.as_bytes())) {
+        Ok(index) => Resolved::Html(table[index].1),
+        Err(_) => Resolved::Unknown,
     }
+}
+
+/// C1 control characters (U+0080–U+009F) never mean themselves in a feed: they are
+/// Windows-1252 punctuation (’ “ ” – …) that went through a Latin-1 decoder somewhere. They
+/// are replaced by what they were, as HTML does for the same code points in references.
+fn without_c1_controls(text: String) -> String {
+    if !text.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
+        return text;
+    }
+    text.chars()
+        .map(|c| match u32::from(c) {
+            code @ 0x80..=0x9f => char::from_u32(windows_1252(code)).unwrap_or(c),
+            _ => c,
+        })
+        .collect()
 }
 
 fn windows_1252(code: u32) -> u32 {
@@ -1366,38 +1543,92 @@ fn strip_div(raw: &str) -> &str {
     }
 }
 
-/// RSS authors: `me@example.com (Me)`, `Me <me@example.com>`, or either part alone.
+/// Inline markup as HTML wants it: without the XHTML namespace declaration (in a feed it only
+/// says that the markup is XHTML), and with numeric character references written as the
+/// characters they stand for (or as `&amp;`-style references where the character is markup).
+fn normalize_markup(raw: &str) -> String {
+    let markup = if raw.contains("xmlns") {
+        raw.replace(" xmlns=\"http://www.w3.org/1999/xhtml\"", "")
+            .replace(" xmlns='http://www.w3.org/1999/xhtml'", "")
+    } else {
+        raw.to_string()
+    };
+    if !markup.contains("&#") {
+        return markup;
+    }
+    let mut out = String::with_capacity(markup.len());
+    let mut rest = markup.as_str();
+    while let Some(at) = rest.find("&#") {
+        out.push_str(&rest[..at]);
+        let reference = &rest[at + 1..];
+        let resolved = reference.find(';').and_then(|end| {
+            let Resolved::Text(text) = resolve_entity(&reference[..end]) else {
+                return None;
+            };
+            Some((text, end))
+        });
+        match resolved {
+            Some((text, end)) => {
+                match text.as_ref() {
+                    "&" => out.push_str("&amp;"),
+                    "<" => out.push_str("&lt;"),
+                    ">" => out.push_str("&gt;"),
+                    "\"" => out.push_str("&quot;"),
+                    "'" => out.push_str("&#39;"),
+                    text => out.push_str(text),
+                }
+                rest = &reference[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = reference;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Base64 text (whitespace allowed) decoded to text; invalid UTF-8 is replaced.
+fn base64_text(text: &str) -> Option<String> {
+    use base64::Engine as _;
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// RSS authors: `me@example.com (Me)`, `Me <me@example.com>`, `Me (me@example.com)`, or either
+/// part alone. The e-mail address is the word with an `@` and a dot after it; the name is what
+/// is left, without its brackets.
 fn person_from_text(text: &str) -> Person {
     let text = text.trim();
-    if let Some((email, rest)) = text.split_once('(') {
-        if let Some(name) = rest.strip_suffix(')') {
-            let email = email.trim();
-            return Person {
-                name: Some(name.trim().to_string()),
-                email: (!email.is_empty()).then(|| email.to_string()),
-                uri: None,
-            };
-        }
-    }
-    if let Some((name, rest)) = text.split_once('<') {
-        if let Some(email) = rest.strip_suffix('>') {
-            let name = name.trim();
-            return Person {
-                name: (!name.is_empty()).then(|| name.to_string()),
-                email: Some(email.trim().to_string()),
-                uri: None,
-            };
-        }
-    }
-    if text.contains('@') && !text.contains(' ') {
-        return Person {
-            email: Some(text.to_string()),
-            ..Person::default()
-        };
-    }
+    let email = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>'))
+        .map(|word| word.trim_start_matches("mailto:"))
+        .find(|word| {
+            word.split_once('@')
+                .is_some_and(|(user, host)| !user.is_empty() && host.contains('.'))
+        });
+    let name = match email {
+        Some(email) => text
+            .replacen(email, "", 1)
+            .replace("mailto:", "")
+            .replace("()", "")
+            .replace("<>", ""),
+        None => text.to_string(),
+    };
+    let name = name.trim();
+    let name = name
+        .strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .unwrap_or(name)
+        .trim();
     Person {
-        name: Some(text.to_string()),
-        ..Person::default()
+        name: (!name.is_empty()).then(|| name.to_string()),
+        email: email.map(str::to_string),
+        uri: None,
     }
 }
 
@@ -1446,5 +1677,34 @@ impl Locator {
         }
         self.offset = offset;
         (self.line, self.column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_entities_are_looked_up_in_a_sorted_table() {
+        let table = &html_escape::NAMED_ENTITIES;
+        assert!(table.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        for (name, text) in [
+            ("alpha", "α"),
+            ("nbsp", "\u{a0}"),
+            ("hellip", "…"),
+            ("fnof", "ƒ"),
+        ] {
+            assert!(
+                matches!(resolve_entity(name), Resolved::Html(t) if t == text),
+                "{name}"
+            );
+        }
+        assert!(matches!(resolve_entity("#8217"), Resolved::Text(t) if t == "’"));
+        assert!(
+            matches!(resolve_entity("#x92"), Resolved::Text(t) if t == "’"),
+            "cp1252"
+        );
+        assert!(matches!(resolve_entity("nosuch"), Resolved::Unknown));
+        assert!(matches!(resolve_entity("#0"), Resolved::Unknown));
     }
 }

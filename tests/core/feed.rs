@@ -243,13 +243,23 @@ fn mismatched_and_stray_end_tags_are_closed_where_they_belong() {
 }
 
 #[test]
-fn entity_declarations_are_never_expanded() {
+fn declared_entities_are_replaced_once_and_never_expanded_further() {
     let laughs = r#"<?xml version="1.0"?>
         <!DOCTYPE rss [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
                       <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>
         <rss><channel><title>&d;&d;&d;</title></channel></rss>"#;
     let feed = parse_str(laughs);
-    assert_eq!(feed.title.as_deref(), Some("&d;&d;&d;"));
+    // One level: `&d;` is its declared text, whose own references stay as written.
+    assert_eq!(feed.title, Some("&c;".repeat(30)));
+
+    let external = r#"<!DOCTYPE rss [<!ENTITY x SYSTEM "file:///etc/passwd"><!ENTITY id "tag:a,">]>
+        <rss><channel><title>&x;&id;</title></channel></rss>"#;
+    let feed = parse_str(external);
+    assert_eq!(
+        feed.title.as_deref(),
+        Some("&x;tag:a,"),
+        "external entities are never read"
+    );
 }
 
 #[test]
@@ -444,4 +454,84 @@ fn collect_xml(dir: &Path, files: &mut Vec<PathBuf>) {
             files.push(path);
         }
     }
+}
+
+#[test]
+fn links_inside_html_content_are_resolved_against_the_base() {
+    let options = ParseOptions {
+        base_url: Some("http://example.com/feed.xml"),
+        ..ParseOptions::default()
+    };
+    let feed = parse(
+        br#"<rss><channel><item>
+              <description>&lt;a href="/post/1"&gt;one&lt;/a&gt; &lt;img src="i.png"&gt;</description>
+              <content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/"><![CDATA[<a href="http://other.org/">abs</a>]]></content:encoded>
+            </item></channel></rss>"#,
+        &options,
+    )
+    .unwrap();
+    let item = &feed.items[0];
+    assert_eq!(
+        item.summary.as_deref(),
+        Some(r#"<a href="http://example.com/post/1">one</a> <img src="http://example.com/i.png">"#)
+    );
+    assert_eq!(
+        item.content.as_deref(),
+        Some(r#"<a href="http://other.org/">abs</a>"#)
+    );
+}
+
+#[test]
+fn atom_base64_content_and_text_links_and_vendor_namespaces() {
+    let feed = parse_str(
+        r#"<feed version="0.3" xmlns="http://example.com/newformat#">
+             <title>Vendor namespace</title>
+             <entry>
+               <link rel="alternate">http://example.com/a</link>
+               <content type="text/html" mode="base64">PGI+aGk8L2I+</content>
+               <author><name>A</name><homepage>http://example.com/~a</homepage></author>
+             </entry>
+           </feed>"#,
+    );
+    assert_eq!(feed.format, Format::Atom03);
+    assert_eq!(feed.title.as_deref(), Some("Vendor namespace"));
+    let entry = &feed.items[0];
+    assert_eq!(entry.link.as_deref(), Some("http://example.com/a"));
+    assert_eq!(entry.content.as_deref(), Some("<b>hi</b>"));
+    assert_eq!(
+        entry.authors[0].uri.as_deref(),
+        Some("http://example.com/~a")
+    );
+}
+
+#[test]
+fn rss_authors_are_split_into_name_and_email() {
+    let feed = parse_str(
+        "<rss><channel><item>\
+           <author>me@example.com (Me Myself)</author>\
+           <dc:creator xmlns:dc=\"http://purl.org/dc/elements/1.1/\">Ann &lt;ann@example.org&gt;</dc:creator>\
+           <author>Just A Name</author>\
+         </item></channel></rss>",
+    );
+    let people: Vec<_> = feed.items[0]
+        .authors
+        .iter()
+        .map(|p| (p.name.as_deref(), p.email.as_deref()))
+        .collect();
+    assert_eq!(
+        people,
+        [
+            (Some("Me Myself"), Some("me@example.com")),
+            (Some("Ann"), Some("ann@example.org")),
+            (Some("Just A Name"), None)
+        ]
+    );
+}
+
+#[test]
+fn windows_1252_punctuation_mis_decoded_as_c1_controls_is_repaired() {
+    let feed = parse_str(
+        "<rss><channel><item><title>don\u{92}t \u{93}quote\u{94}</title></item></channel></rss>",
+    );
+    assert_eq!(feed.items[0].title.as_deref(), Some("don’t “quote”"));
 }
