@@ -8,6 +8,8 @@ mod support;
 mod cli;
 // `ferret run`: health, logs, fault injection, escalation, signals.
 mod run;
+// `ferret parse` against feedparser's test suite (tests/conformance/).
+mod feed_conformance;
 // `ferret run` with [[feeds]] on a misbehaving local server.
 mod feeds;
 
