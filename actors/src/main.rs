@@ -1,6 +1,7 @@
 //! The `ferret` binary: parses the command line, sets up logging, and hands over to the
 //! library.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -167,8 +168,13 @@ fn parse(args: &ParseArgs) -> anyhow::Result<i32> {
     } else {
         serde_json::to_string_pretty(&feed)
     }?;
-    println!("{json}");
-    Ok(0)
+    // A reader that stops early (`ferret parse … | head`) is not an error.
+    match writeln!(std::io::stdout().lock(), "{json}") {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(err).context("cannot write to standard output")
+        }
+        _ => Ok(0),
+    }
 }
 
 /// Fetches a feed with the shared client and the default `[fetch]` settings.

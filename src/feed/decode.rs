@@ -3,7 +3,8 @@
 //! A byte-order mark cannot be wrong about the bytes that follow, so it wins; so does the
 //! zero-byte pattern of a UTF-16 or UTF-32 `<?xml` without one (XML 1.0 appendix F). Then the
 //! HTTP `Content-Type` charset, as RFC 3023 and feed readers have it (servers override
-//! documents); then the `encoding` of the XML declaration; then UTF-8. A label encoding_rs does
+//! documents); then the `encoding` of the XML declaration; then UTF-8, or, when the bytes are
+//! not UTF-8, chardetng's guess (as browsers guess). A label encoding_rs does
 //! not know is a warning, and the next source is used. A UTF-16 or UTF-32 label on bytes that
 //! are plainly ASCII-compatible (the declaration was just read as ASCII) is ignored likewise.
 //!
@@ -55,7 +56,21 @@ pub fn decode(bytes: &[u8], http_charset: Option<&str>) -> Decoded {
                     }
                     found
                 });
-            (charset.unwrap_or(Charset::Whatwg(UTF_8)), bytes)
+            let charset = charset.unwrap_or_else(|| {
+                if std::str::from_utf8(bytes).is_ok() {
+                    return Charset::Whatwg(UTF_8);
+                }
+                // Nothing says what the bytes are and they are not UTF-8: guess, as browsers do.
+                let mut detector = chardetng::EncodingDetector::new();
+                detector.feed(bytes, true);
+                let guess = detector.guess(None, false);
+                warnings.push(format!(
+                    "no encoding declared and the bytes are not UTF-8; guessed {}",
+                    guess.name()
+                ));
+                Charset::Whatwg(guess)
+            });
+            (charset, bytes)
         }
     };
     let (text, encoding, had_errors) = match charset {
@@ -227,13 +242,34 @@ mod tests {
     }
 
     #[test]
+    fn undeclared_legacy_bytes_are_guessed() {
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS
+            .encode("<rss><channel><title>日本語のニュース、今日の天気</title></channel></rss>");
+        let d = decode(&bytes, None);
+        assert_eq!(d.encoding, "Shift_JIS");
+        assert!(d.text.contains("日本語のニュース"), "{}", d.text);
+        assert_eq!(d.warnings.len(), 1);
+    }
+
+    #[test]
     fn unknown_labels_and_bad_bytes_are_warnings() {
         let d = decode(
-            b"<?xml version=\"1.0\" encoding=\"x-nonsense\"?><a>\xff</a>",
+            b"<?xml version=\"1.0\" encoding=\"x-nonsense\"?><a>caf\xe9</a>",
             None,
         );
-        assert_eq!(d.encoding, "UTF-8");
+        assert_eq!(
+            d.encoding, "windows-1252",
+            "guessed: the bytes are not UTF-8"
+        );
         assert_eq!(d.warnings.len(), 2, "{:?}", d.warnings);
+        assert!(d.text.ends_with("<a>café</a>"));
+
+        let d = decode(
+            b"<?xml version=\"1.0\" encoding=\"utf-8\"?><a>\xff</a>",
+            None,
+        );
+        assert_eq!(d.encoding, "UTF-8", "a declaration is believed");
+        assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
         assert!(d.text.contains('\u{FFFD}'));
     }
 }

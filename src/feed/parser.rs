@@ -88,7 +88,7 @@ enum Body {
 
 impl Body {
     /// The body of an Atom text construct or content element, from its `type` and `mode`.
-    fn of_atom(kind: Option<&str>, mode: Option<&str>) -> Body {
+    fn of_atom(kind: Option<&str>, mode: Option<&str>, atom10: bool) -> Body {
         let kind = kind
             .map(str::trim)
             .filter(|kind| !kind.is_empty())
@@ -97,9 +97,10 @@ impl Body {
         let html = matches!(kind.as_str(), "html" | "text/html");
         match (mode.map(str::trim), kind.as_str()) {
             (Some("base64"), _) => Body::Base64 { html },
-            (Some("xml"), _) => Body::Xhtml { wrapped: false },
+            (Some("xml"), _) => Body::Xhtml { wrapped: atom10 },
             (_, "xhtml") => Body::Xhtml { wrapped: true },
-            (_, "application/xhtml+xml") => Body::Xhtml { wrapped: false },
+            // Atom 1.0 wraps XHTML in a `div` whatever the type is called; 0.3 did not.
+            (_, "application/xhtml+xml") => Body::Xhtml { wrapped: atom10 },
             _ if html => Body::Html,
             (_, kind) if kind == "text" || kind.starts_with("text/") => Body::Text,
             (_, kind) if kind.ends_with("+xml") || kind.ends_with("/xml") => Body::Text,
@@ -119,6 +120,21 @@ impl Body {
 enum Owner {
     Feed,
     Item,
+}
+
+impl Field {
+    fn holds_markup(self) -> bool {
+        matches!(
+            self,
+            Field::Title
+                | Field::Description
+                | Field::Summary
+                | Field::RssSummary
+                | Field::Content
+                | Field::MediaTitle
+                | Field::MediaDescription
+        )
+    }
 }
 
 /// The model fields an element can fill.
@@ -152,6 +168,10 @@ enum Field {
     PersonName,
     PersonEmail,
     PersonUri,
+    /// A `summary` element in RSS.
+    RssSummary,
+    /// A comma-separated list of categories.
+    Tags,
     /// Media RSS fallbacks for an item's title and summary.
     MediaTitle,
     MediaDescription,
@@ -200,6 +220,8 @@ struct Frame<'a> {
     lang: Option<usize>,
     /// Offset in the text just after the start tag.
     content_start: usize,
+    /// Length of `Parser::buffer` when the element started: its own text comes after.
+    text_start: usize,
 }
 
 pub(super) fn parse(decoded: Decoded, options: &ParseOptions<'_>) -> Result<Feed, ParseError> {
@@ -221,6 +243,8 @@ struct Parser<'a, 'o> {
     feed: Feed,
     /// The item being read.
     item: Option<Item>,
+    /// The item has an RSS `summary`: a description beside it is the content.
+    rss_summary: bool,
     /// Items beyond the limit, skipped.
     items_skipped: usize,
     stack: Vec<Frame<'a>>,
@@ -236,6 +260,8 @@ struct Parser<'a, 'o> {
     /// The root element's namespace: elements in it are the format's own, whatever the URI
     /// (feeds written against draft or vendor namespaces).
     root_ns: Option<String>,
+    /// Namespace prefixes used without a declaration (each reported once).
+    undeclared: Vec<String>,
     /// Entities declared in the document's internal DTD subset, name → replacement text.
     declared: Vec<(String, String)>,
     locator: Locator,
@@ -262,6 +288,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 ..Feed::default()
             },
             item: None,
+            rss_summary: false,
             items_skipped: 0,
             stack: Vec::with_capacity(16),
             namespaces: Vec::new(),
@@ -271,6 +298,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             buffer: String::new(),
             is_atom: false,
             root_ns: None,
+            undeclared: Vec::new(),
             declared: Vec::new(),
             locator: Locator::default(),
             warnings_dropped: 0,
@@ -504,7 +532,6 @@ impl<'a, 'o> Parser<'a, 'o> {
     }
 
     fn start(&mut self, start: &BytesStart<'a>, at: usize, empty: bool) {
-        self.buffer.clear();
         let name = borrowed_name(self.text, start);
         let content_start = self.position();
         let ns_len = self.namespaces.len();
@@ -514,8 +541,10 @@ impl<'a, 'o> Parser<'a, 'o> {
         // Children of markup, and everything inside skipped subtrees, cost nothing more.
         if let Some(parent) = self.stack.last_mut() {
             match &mut parent.kind {
-                Kind::Field { markup, .. } => {
-                    if !*markup {
+                Kind::Field { markup, field, .. } => {
+                    // In text and HTML fields a child element means markup: the field is taken
+                    // as written. Elsewhere (a category, a date) children are ignored.
+                    if field.holds_markup() {
                         *markup = true;
                     }
                     return self.push_or_skip(
@@ -606,6 +635,14 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
 
         let (prefix, local) = split_name(name);
+        if let Some(undeclared) = prefix.filter(|_| self.namespace_uri(prefix).is_none()) {
+            let undeclared = String::from_utf8_lossy(undeclared).into_owned();
+            if !self.undeclared.contains(&undeclared) {
+                let message = format!("namespace prefix `{undeclared}` is not declared");
+                self.ill_formed(at, message);
+                self.undeclared.push(undeclared);
+            }
+        }
         let ns = self.namespace_of(prefix);
         let kind = self.classify(ns, prefix, local, &attributes, base, at);
         let attribute = |wanted: &[u8]| {
@@ -622,6 +659,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
             Kind::Item => {
                 let about = attribute(b"about").filter(|_| ns == Ns::Rss);
+                self.rss_summary = false;
                 self.item = Some(Item {
                     id: about.unwrap_or_default().to_string(),
                     ..Item::default()
@@ -652,6 +690,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 base,
                 lang,
                 content_start,
+                text_start: self.buffer.len(),
             };
             self.stack.push(frame);
             self.end_frame(content_start);
@@ -663,6 +702,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 base,
                 lang,
                 content_start,
+                text_start: self.buffer.len(),
             });
         }
     }
@@ -686,6 +726,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 base,
                 lang,
                 content_start,
+                text_start: self.buffer.len(),
             });
         }
     }
@@ -727,7 +768,11 @@ impl<'a, 'o> Parser<'a, 'o> {
             body(
                 owner,
                 field,
-                Body::of_atom(attribute(b"type"), attribute(b"mode")),
+                Body::of_atom(
+                    attribute(b"type"),
+                    attribute(b"mode"),
+                    self.feed.format == Format::Atom10,
+                ),
             )
         };
         // An Atom link without `href` but with the URL as its text, as some feeds write it.
@@ -892,6 +937,10 @@ impl<'a, 'o> Parser<'a, 'o> {
                 field(item, Field::Guid { permalink })
             }
             (_, b"description") if core => html(item, Field::Summary),
+            // Not RSS, but written: with a description beside it, the description is the
+            // content and this the summary.
+            (_, b"summary") if core => html(item, Field::RssSummary),
+            (_, b"tags") if core => field(item, Field::Tags),
             // An early RSS extension some feeds still use for the full text.
             (_, b"fullitem") if core => html(item, Field::Content),
             (_, b"pubDate") if core => field(item, Field::Published),
@@ -1087,19 +1136,23 @@ impl<'a, 'o> Parser<'a, 'o> {
                 body,
                 markup,
             } => {
+                let text = self.buffer.split_off(frame.text_start);
                 let mut value = if markup {
                     let raw = self
                         .text
                         .get(frame.content_start..content_end)
                         .unwrap_or_default()
                         .trim();
-                    let raw = match body {
-                        Body::Xhtml { wrapped: true } => strip_div(raw),
-                        _ => raw,
-                    };
-                    normalize_markup(raw)
+                    match body {
+                        Body::Xhtml { wrapped: true } => normalize_markup(strip_div(raw)),
+                        // HTML given as the text of an XHTML `div`: the div's text is the HTML.
+                        Body::Html if xhtml_div(raw) => {
+                            let inner = strip_div(raw);
+                            self.unescape(inner, frame.content_start).into_owned()
+                        }
+                        _ => normalize_markup(raw),
+                    }
                 } else if let Body::Base64 { .. } = body {
-                    let text = std::mem::take(&mut self.buffer);
                     match base64_text(&text) {
                         Some(decoded) => decoded,
                         None => {
@@ -1110,7 +1163,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                         }
                     }
                 } else {
-                    std::mem::take(&mut self.buffer)
+                    text
                 };
                 if (markup || body.is_markup()) && value.contains('<') {
                     if let Some(base) = self.base_url(frame.base) {
@@ -1127,9 +1180,9 @@ impl<'a, 'o> Parser<'a, 'o> {
                 path,
                 has_children,
             } => {
+                let text = self.buffer.split_off(frame.text_start);
                 if !has_children {
-                    let value = std::mem::take(&mut self.buffer).trim().to_string();
-                    self.extend(owner, &prefix, path, value);
+                    self.extend(owner, &prefix, path, text.trim().to_string());
                 }
             }
             Kind::Item => {
@@ -1140,9 +1193,10 @@ impl<'a, 'o> Parser<'a, 'o> {
                     self.feed.items.push(item);
                 }
             }
-            Kind::Channel | Kind::Root | Kind::Person(_) | Kind::Attributes | Kind::Skip => {}
+            Kind::Channel | Kind::Root | Kind::Person(_) | Kind::Attributes | Kind::Skip => {
+                self.buffer.truncate(frame.text_start);
+            }
         }
-        self.buffer.clear();
     }
 
     fn close_open_frames(&mut self) {
@@ -1169,7 +1223,7 @@ impl<'a, 'o> Parser<'a, 'o> {
     ) {
         let text_field = matches!(
             field,
-            Field::Title | Field::Description | Field::Summary | Field::Content
+            Field::Title | Field::Description | Field::Summary | Field::RssSummary | Field::Content
         );
         let value = if text_field {
             without_c1_controls(value)
@@ -1268,10 +1322,27 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
             }
             Field::Identifier if item.id.is_empty() => item.id = trimmed.to_string(),
-            Field::Summary => set_once(&mut item.summary, value.trim()),
+            Field::Summary if self.rss_summary && item.summary.is_some() => {
+                // An RSS `summary` came first: this description is the content.
+                set_once(&mut item.content, trimmed);
+            }
+            Field::Summary => set_once(&mut item.summary, trimmed),
             Field::MediaDescription => set_once(&mut item.summary, trimmed),
             Field::Content => set_once(&mut item.content, value.trim()),
             Field::Category => item.categories.push(trimmed.to_string()),
+            Field::Tags => item.categories.extend(
+                trimmed
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|tag| !tag.is_empty())
+                    .map(str::to_string),
+            ),
+            Field::RssSummary => {
+                self.rss_summary = true;
+                if let Some(description) = item.summary.replace(trimmed.to_string()) {
+                    item.content.get_or_insert(description);
+                }
+            }
             _ => {}
         }
     }
@@ -1516,6 +1587,12 @@ fn split_name(name: &[u8]) -> (Option<&[u8]>, &[u8]) {
         Some(colon) => (Some(&name[..colon]), &name[colon + 1..]),
         None => (None, name),
     }
+}
+
+/// Whether `raw` opens with a `div` declaring the XHTML namespace.
+fn xhtml_div(raw: &str) -> bool {
+    let first_tag = raw.split_inclusive('>').next().unwrap_or_default();
+    first_tag.contains(XHTML) && strip_div(raw).len() < raw.len()
 }
 
 /// The markup inside an Atom XHTML `div` wrapper.
