@@ -88,7 +88,17 @@ pub fn parse(text: &str) -> Option<DateTime<Utc>> {
 /// Years outside 0000–9999, which [`parse`] never returns, print with a sign and are not
 /// RFC 3339.
 pub fn to_rfc3339(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    use chrono::{Datelike as _, Timelike as _};
+    // chrono keeps a leap second as nanoseconds past 1e9.
+    let second = at.second() + u32::from(at.nanosecond() >= 1_000_000_000);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{second:02}Z",
+        at.year(),
+        at.month(),
+        at.day(),
+        at.hour(),
+        at.minute()
+    )
 }
 
 /// A time of day as written, before it is checked.

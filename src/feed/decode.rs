@@ -11,12 +11,14 @@
 //! UTF-32 is decoded here: encoding_rs follows the WHATWG Encoding Standard, which leaves it
 //! out, and it is a dozen lines.
 
+use std::borrow::Cow;
+
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8};
 
 /// The decoded document and what was noticed while decoding.
-pub struct Decoded {
-    /// The text, without a BOM.
-    pub text: String,
+pub struct Decoded<'b> {
+    /// The text, without a BOM (borrowed when the bytes were UTF-8 already).
+    pub text: Cow<'b, str>,
     /// The name of the encoding used (encoding_rs's names, and `UTF-32LE`/`UTF-32BE`).
     pub encoding: &'static str,
     /// Problems, as messages (the text has no positions yet).
@@ -32,7 +34,7 @@ enum Charset {
 
 /// Decodes `bytes`, taking `http_charset` (the `charset` parameter of the HTTP
 /// `Content-Type`) into account.
-pub fn decode(bytes: &[u8], http_charset: Option<&str>) -> Decoded {
+pub fn decode<'b>(bytes: &'b [u8], http_charset: Option<&str>) -> Decoded<'b> {
     let mut warnings = Vec::new();
     let (charset, body) = match bom(bytes) {
         Some((charset, bom_len)) => (charset, &bytes[bom_len..]),
@@ -57,7 +59,10 @@ pub fn decode(bytes: &[u8], http_charset: Option<&str>) -> Decoded {
                     found
                 });
             let charset = charset.unwrap_or_else(|| {
-                if std::str::from_utf8(bytes).is_ok() {
+                if UTF_8
+                    .decode_without_bom_handling_and_without_replacement(bytes)
+                    .is_some()
+                {
                     return Charset::Whatwg(UTF_8);
                 }
                 // Nothing says what the bytes are and they are not UTF-8: guess, as browsers do.
@@ -76,15 +81,12 @@ pub fn decode(bytes: &[u8], http_charset: Option<&str>) -> Decoded {
     let (text, encoding, had_errors) = match charset {
         Charset::Whatwg(encoding) => {
             let (text, had_errors) = encoding.decode_without_bom_handling(body);
-            (text.into_owned(), encoding.name(), had_errors)
+            (text, encoding.name(), had_errors)
         }
         Charset::Utf32 { big_endian } => {
             let (text, had_errors) = decode_utf32(body, big_endian);
-            (
-                text,
-                if big_endian { "UTF-32BE" } else { "UTF-32LE" },
-                had_errors,
-            )
+            let name = if big_endian { "UTF-32BE" } else { "UTF-32LE" };
+            (Cow::Owned(text), name, had_errors)
         }
     };
     if had_errors {
@@ -226,11 +228,11 @@ mod tests {
             .flat_map(|c| u32::from(c).to_be_bytes())
             .collect();
         let d = decode(&be, None);
-        assert_eq!((d.encoding, d.text.as_str()), ("UTF-32BE", text));
+        assert_eq!((d.encoding, d.text.as_ref()), ("UTF-32BE", text));
         let mut le = vec![0xFF, 0xFE, 0, 0];
         le.extend(text.chars().flat_map(|c| u32::from(c).to_le_bytes()));
         let d = decode(&le, Some("utf-8"));
-        assert_eq!((d.encoding, d.text.as_str()), ("UTF-32LE", text));
+        assert_eq!((d.encoding, d.text.as_ref()), ("UTF-32LE", text));
     }
 
     #[test]

@@ -178,7 +178,7 @@ enum Field {
 }
 
 #[derive(Debug)]
-enum Kind {
+enum Kind<'a> {
     /// `rss` or `rdf:RDF`: holds the channel (and, in RDF, the items).
     Root,
     /// RSS `channel`, Atom `feed`.
@@ -196,8 +196,8 @@ enum Kind {
     /// An element the model has no field for, kept in `extensions` under `prefix`, by `path`.
     Extension {
         owner: Owner,
-        prefix: String,
-        path: String,
+        prefix: &'a str,
+        path: Cow<'a, str>,
         has_children: bool,
     },
     /// Read from its attributes at the start tag (Atom `link` and `category`, `enclosure`);
@@ -207,9 +207,18 @@ enum Kind {
     Skip,
 }
 
+/// A namespace declaration in scope.
+#[derive(Debug)]
+struct Declaration {
+    prefix: String,
+    uri: String,
+    /// What the URI means to the model, worked out once.
+    ns: Ns,
+}
+
 #[derive(Debug)]
 struct Frame<'a> {
-    kind: Kind,
+    kind: Kind<'a>,
     /// The element's qualified name, to match its end tag.
     name: &'a [u8],
     /// Length of the namespace stack before this element's declarations.
@@ -222,10 +231,12 @@ struct Frame<'a> {
     content_start: usize,
     /// Length of `Parser::buffer` when the element started: its own text comes after.
     text_start: usize,
+    /// What the default namespace in force inside the element means.
+    default_ns: Ns,
 }
 
 pub(super) fn parse(decoded: Decoded, options: &ParseOptions<'_>) -> Result<Feed, ParseError> {
-    let text = decoded.text.as_str();
+    let text = decoded.text.as_ref();
     let mut parser = Parser::new(text, options);
     parser.feed.encoding = decoded.encoding.to_string();
     for message in decoded.warnings {
@@ -248,8 +259,10 @@ struct Parser<'a, 'o> {
     /// Items beyond the limit, skipped.
     items_skipped: usize,
     stack: Vec<Frame<'a>>,
-    /// In-scope namespace declarations, innermost last: prefix → URI.
-    namespaces: Vec<(String, String)>,
+    /// In-scope namespace declarations, innermost last.
+    namespaces: Vec<Declaration>,
+    /// The attributes of the start tag being read (kept to reuse the allocation).
+    attributes: Vec<(&'a [u8], Cow<'a, str>)>,
     bases: Vec<Url>,
     langs: Vec<String>,
     /// The base given by the caller (the feed's URL), when it parses.
@@ -292,6 +305,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             items_skipped: 0,
             stack: Vec::with_capacity(16),
             namespaces: Vec::new(),
+            attributes: Vec::new(),
             bases: Vec::new(),
             langs: Vec::new(),
             document_base,
@@ -331,27 +345,24 @@ impl<'a, 'o> Parser<'a, 'o> {
                 Ok(Event::End(end)) => self.end(end.name().into_inner(), before),
                 Ok(Event::Text(text)) => {
                     let raw = text.into_inner();
-                    let raw = std::str::from_utf8(&raw).unwrap_or_default();
-                    if raw.contains('&') {
+                    if memchr::memchr(b'&', &raw).is_some() {
                         self.ill_formed(before, "bare `&` kept as text".to_string());
                     }
                     if self.wants_text() {
-                        self.buffer.push_str(raw);
+                        let raw = self.text_of(&raw);
+                        self.buffer.push_str(&raw);
                     }
                 }
                 Ok(Event::CData(cdata)) => {
                     if self.wants_text() {
-                        let raw = cdata.into_inner();
-                        self.buffer
-                            .push_str(std::str::from_utf8(&raw).unwrap_or_default());
+                        let raw = self.text_of(&cdata.into_inner());
+                        self.buffer.push_str(&raw);
                     }
                 }
                 Ok(Event::GeneralRef(reference)) => {
-                    let name = std::str::from_utf8(&reference).unwrap_or_default();
-                    let resolved = self.resolve_reference(name, before);
-                    if self.wants_text() {
-                        self.buffer.push_str(&resolved);
-                    }
+                    let name = self.text_of(&reference);
+                    let wanted = self.wants_text();
+                    self.reference(&name, before, wanted);
                 }
                 Ok(Event::Eof) => break,
                 Ok(Event::DocType(doctype)) => {
@@ -479,6 +490,14 @@ impl<'a, 'o> Parser<'a, 'o> {
         Ok(())
     }
 
+    /// `part` (bytes the reader handed out) as text, borrowed from the document.
+    fn text_of(&self, part: &[u8]) -> Cow<'a, str> {
+        match offset_in(self.text, part) {
+            Some(at) => Cow::Borrowed(&self.text[at..at + part.len()]),
+            None => String::from_utf8_lossy(part).into_owned().into(),
+        }
+    }
+
     /// The namespace `start` itself declares for `prefix` (`None`: the default namespace).
     fn namespace_decl(&self, start: &BytesStart<'_>, prefix: Option<&[u8]>) -> Option<String> {
         start
@@ -532,11 +551,15 @@ impl<'a, 'o> Parser<'a, 'o> {
     }
 
     fn start(&mut self, start: &BytesStart<'a>, at: usize, empty: bool) {
-        let name = borrowed_name(self.text, start);
+        let qualified = start.name().into_inner();
+        let name = offset_in(self.text, qualified).map_or(&b""[..], |at| {
+            &self.text.as_bytes()[at..at + qualified.len()]
+        });
         let content_start = self.position();
         let ns_len = self.namespaces.len();
         let mut base = self.stack.last().and_then(|frame| frame.base);
         let mut lang = self.stack.last().and_then(|frame| frame.lang);
+        let mut default_ns = self.stack.last().map_or(Ns::None, |frame| frame.default_ns);
 
         // Children of markup, and everything inside skipped subtrees, cost nothing more.
         if let Some(parent) = self.stack.last_mut() {
@@ -586,8 +609,9 @@ impl<'a, 'o> Parser<'a, 'o> {
             return;
         }
 
-        // Declarations, xml:base and xml:lang.
-        let mut attributes = Vec::new();
+        // Declarations, xml:base and xml:lang; the other attributes are kept for the element.
+        let mut attributes = std::mem::take(&mut self.attributes);
+        attributes.clear();
         for attribute in start.attributes().with_checks(false) {
             let attribute = match attribute {
                 Ok(attribute) => attribute,
@@ -596,18 +620,27 @@ impl<'a, 'o> Parser<'a, 'o> {
                     continue;
                 }
             };
-            let key = attribute.key.into_inner();
-            let raw = String::from_utf8_lossy(&attribute.value);
-            let value = self.unescape(&raw, at).into_owned();
-            if key == b"xmlns" {
-                self.namespaces.push((String::new(), value));
-            } else if let Some(prefix) = key.strip_prefix(b"xmlns:") {
-                let prefix = String::from_utf8_lossy(prefix).into_owned();
+            let key = self.text_of(attribute.key.into_inner());
+            let key: &'a [u8] = match key {
+                Cow::Borrowed(key) => key.as_bytes(),
+                Cow::Owned(_) => continue,
+            };
+            let value = match self.text_of(&attribute.value) {
+                Cow::Borrowed(raw) => self.unescape(raw, at),
+                Cow::Owned(raw) => Cow::Owned(self.unescape(&raw, at).into_owned()),
+            };
+            if key == b"xmlns" || key.starts_with(b"xmlns:") {
+                let prefix = String::from_utf8_lossy(key.get(6..).unwrap_or_default()).into_owned();
+                let uri = value.into_owned();
                 self.feed
                     .namespaces
                     .entry(prefix.clone())
-                    .or_insert_with(|| value.clone());
-                self.namespaces.push((prefix, value));
+                    .or_insert_with(|| uri.clone());
+                let ns = self.kind_of_uri(&uri);
+                if prefix.is_empty() {
+                    default_ns = ns;
+                }
+                self.namespaces.push(Declaration { prefix, uri, ns });
             } else if key == b"xml:base" {
                 let resolved = match self.base_url(base) {
                     Some(outer) => outer.join(value.trim()).ok(),
@@ -624,15 +657,6 @@ impl<'a, 'o> Parser<'a, 'o> {
                 attributes.push((key, value));
             }
         }
-        if let Some((_, uri)) = self.namespaces[ns_len..]
-            .iter()
-            .find(|(prefix, _)| prefix.is_empty())
-        {
-            self.feed
-                .namespaces
-                .entry(String::new())
-                .or_insert_with(|| uri.clone());
-        }
 
         let (prefix, local) = split_name(name);
         if let Some(undeclared) = prefix.filter(|_| self.namespace_uri(prefix).is_none()) {
@@ -643,13 +667,16 @@ impl<'a, 'o> Parser<'a, 'o> {
                 self.undeclared.push(undeclared);
             }
         }
-        let ns = self.namespace_of(prefix);
+        let ns = match prefix {
+            None => default_ns,
+            Some(_) => self.namespace_of(prefix),
+        };
         let kind = self.classify(ns, prefix, local, &attributes, base, at);
         let attribute = |wanted: &[u8]| {
             attributes
                 .iter()
                 .find(|(key, _)| split_name(key).1 == wanted)
-                .map(|(_, value)| value.as_str())
+                .map(|(_, value)| value.as_ref())
         };
 
         // What the start tag itself carries.
@@ -675,12 +702,13 @@ impl<'a, 'o> Parser<'a, 'o> {
                 for (key, value) in &attributes {
                     let key = String::from_utf8_lossy(split_name(key).1);
                     let name = format!("{path}@{key}");
-                    self.extend(*owner, prefix, name, value.clone());
+                    self.extend(*owner, prefix, name.into(), value.to_string());
                 }
             }
             _ => {}
         }
         self.start_tag_fields(&kind, ns, local, &attributes, base);
+        self.attributes = attributes;
 
         if empty {
             let frame = Frame {
@@ -691,6 +719,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 lang,
                 content_start,
                 text_start: self.buffer.len(),
+                default_ns,
             };
             self.stack.push(frame);
             self.end_frame(content_start);
@@ -703,6 +732,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 lang,
                 content_start,
                 text_start: self.buffer.len(),
+                default_ns,
             });
         }
     }
@@ -710,7 +740,7 @@ impl<'a, 'o> Parser<'a, 'o> {
     #[allow(clippy::too_many_arguments)]
     fn push_or_skip(
         &mut self,
-        kind: Kind,
+        kind: Kind<'a>,
         name: &'a [u8],
         ns_len: usize,
         base: Option<usize>,
@@ -727,6 +757,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 lang,
                 content_start,
                 text_start: self.buffer.len(),
+                default_ns: self.stack.last().map_or(Ns::None, |frame| frame.default_ns),
             });
         }
     }
@@ -735,12 +766,12 @@ impl<'a, 'o> Parser<'a, 'o> {
     fn classify(
         &mut self,
         ns: Ns,
-        prefix: Option<&[u8]>,
-        local: &[u8],
-        attributes: &[(&[u8], String)],
+        prefix: Option<&'a [u8]>,
+        local: &'a [u8],
+        attributes: &[(&[u8], Cow<'_, str>)],
         _base: Option<usize>,
         at: usize,
-    ) -> Kind {
+    ) -> Kind<'a> {
         let Some(parent) = self.stack.last() else {
             return if self.is_atom {
                 Kind::Channel
@@ -754,7 +785,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             attributes
                 .iter()
                 .find(|(key, _)| *key == wanted)
-                .map(|(_, value)| value.as_str())
+                .map(|(_, value)| value.as_ref())
         };
         let body = |owner, field, body| Kind::Field {
             owner,
@@ -858,8 +889,8 @@ impl<'a, 'o> Parser<'a, 'o> {
                 _,
             ) => Kind::Extension {
                 owner: *owner,
-                prefix: prefix.clone(),
-                path: format!("{path}/{}", String::from_utf8_lossy(local)),
+                prefix,
+                path: format!("{path}/{}", String::from_utf8_lossy(local)).into(),
                 has_children: false,
             },
             // Anything else under an RDF root (image, textinput) or in unknown places.
@@ -874,12 +905,12 @@ impl<'a, 'o> Parser<'a, 'o> {
         ns: Ns,
         core: bool,
         atom: bool,
-        prefix: Option<&[u8]>,
-        local: &[u8],
-        field: impl Fn(Owner, Field) -> Kind,
-        html: impl Fn(Owner, Field) -> Kind,
-        text_construct: impl Fn(Owner, Field) -> Kind,
-    ) -> Kind {
+        prefix: Option<&'a [u8]>,
+        local: &'a [u8],
+        field: impl Fn(Owner, Field) -> Kind<'a>,
+        html: impl Fn(Owner, Field) -> Kind<'a>,
+        text_construct: impl Fn(Owner, Field) -> Kind<'a>,
+    ) -> Kind<'a> {
         let feed = Owner::Feed;
         match (ns, local) {
             (_, b"title") if atom => text_construct(feed, Field::Title),
@@ -911,13 +942,13 @@ impl<'a, 'o> Parser<'a, 'o> {
         ns: Ns,
         core: bool,
         atom: bool,
-        prefix: Option<&[u8]>,
-        local: &[u8],
-        attributes: &[(&[u8], String)],
-        field: impl Fn(Owner, Field) -> Kind,
-        html: impl Fn(Owner, Field) -> Kind,
-        text_construct: impl Fn(Owner, Field) -> Kind,
-    ) -> Kind {
+        prefix: Option<&'a [u8]>,
+        local: &'a [u8],
+        attributes: &[(&[u8], Cow<'_, str>)],
+        field: impl Fn(Owner, Field) -> Kind<'a>,
+        html: impl Fn(Owner, Field) -> Kind<'a>,
+        text_construct: impl Fn(Owner, Field) -> Kind<'a>,
+    ) -> Kind<'a> {
         let item = Owner::Item;
         match (ns, local) {
             (_, b"title") if atom => text_construct(item, Field::Title),
@@ -968,13 +999,14 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
-    fn extension(&self, owner: Owner, prefix: Option<&[u8]>, local: &[u8]) -> Kind {
+    fn extension(&self, owner: Owner, prefix: Option<&'a [u8]>, local: &'a [u8]) -> Kind<'a> {
         Kind::Extension {
             owner,
-            prefix: prefix
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .unwrap_or_default(),
-            path: String::from_utf8_lossy(local).into_owned(),
+            prefix: match prefix.map(|p| self.text_of(p)) {
+                Some(Cow::Borrowed(prefix)) => prefix,
+                _ => "",
+            },
+            path: self.text_of(local),
             has_children: false,
         }
     }
@@ -988,7 +1020,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
-    fn item_or_skip(&mut self, at: usize) -> Kind {
+    fn item_or_skip(&mut self, at: usize) -> Kind<'a> {
         if self.feed.items.len() >= self.options.limits.max_items {
             if self.items_skipped == 0 {
                 self.warn_at(
@@ -1009,10 +1041,10 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// media content.
     fn start_tag_fields(
         &mut self,
-        kind: &Kind,
+        kind: &Kind<'_>,
         ns: Ns,
         local: &[u8],
-        attributes: &[(&[u8], String)],
+        attributes: &[(&[u8], Cow<'_, str>)],
         base: Option<usize>,
     ) {
         let Kind::Attributes = kind else { return };
@@ -1067,7 +1099,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                         } else {
                             String::new()
                         };
-                        self.extend(owner, &prefix, format!("link@{rel}"), href);
+                        self.extend(owner, &prefix, format!("link@{rel}").into(), href);
                     }
                 }
             }
@@ -1182,7 +1214,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             } => {
                 let text = self.buffer.split_off(frame.text_start);
                 if !has_children {
-                    self.extend(owner, &prefix, path, text.trim().to_string());
+                    self.extend(owner, prefix, path, into_trimmed(text));
                 }
             }
             Kind::Item => {
@@ -1225,12 +1257,12 @@ impl<'a, 'o> Parser<'a, 'o> {
             field,
             Field::Title | Field::Description | Field::Summary | Field::RssSummary | Field::Content
         );
-        let value = if text_field {
+        let value = into_trimmed(if text_field {
             without_c1_controls(value)
         } else {
             value
-        };
-        let trimmed = value.trim();
+        });
+        let trimmed = value.as_str();
         if trimmed.is_empty() && !text_field {
             return;
         }
@@ -1288,48 +1320,50 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
             _ => {}
         }
-        let link = matches!(field, Field::Link).then(|| self.resolve(trimmed, base));
+        let link = match field {
+            Field::Link => Some(self.resolve(trimmed, base)),
+            // A permalink guid is the link when there is no other.
+            Field::Guid { permalink: true }
+                if trimmed.starts_with("http://") || trimmed.starts_with("https://") =>
+            {
+                Some(self.resolve(trimmed, base))
+            }
+            // An Atom id must be an absolute IRI; a relative one is read against the base.
+            Field::Id if Url::parse(trimmed).is_err() => Some(self.resolve(trimmed, base)),
+            _ => None,
+        };
         if owner == Owner::Feed {
             let feed = &mut self.feed;
             match field {
-                Field::Title => set_once(&mut feed.title, trimmed),
+                Field::Title => set_once(&mut feed.title, value),
                 Field::Link if feed.link.is_none() => feed.link = link,
-                Field::Description => set_once(&mut feed.description, trimmed),
-                Field::Language => set_once(&mut feed.language, &trimmed.replace('_', "-")),
+                Field::Description => set_once(&mut feed.description, value),
+                Field::Language => set_once(&mut feed.language, value.replace('_', "-")),
                 _ => {}
             }
             return;
         }
-        let guid_link = matches!(field, Field::Guid { permalink: true })
-            .then(|| trimmed)
-            .filter(|guid| guid.starts_with("http://") || guid.starts_with("https://"))
-            .map(|guid| self.resolve(guid, base));
-        // An Atom id must be an absolute IRI; a relative one is read against the base.
-        let id = match field {
-            Field::Id if Url::parse(trimmed).is_err() => self.resolve(trimmed, base),
-            _ => trimmed.to_string(),
-        };
         let Some(item) = self.item.as_mut() else {
             return;
         };
         match field {
-            Field::Title | Field::MediaTitle => set_once(&mut item.title, trimmed),
+            Field::Title | Field::MediaTitle => set_once(&mut item.title, value),
             Field::Link if item.link.is_none() => item.link = link,
-            Field::Guid { .. } | Field::Id => {
-                item.id = id;
+            Field::Id => item.id = link.unwrap_or(value),
+            Field::Guid { .. } => {
+                item.id = value;
                 if item.link.is_none() {
-                    item.link = guid_link;
+                    item.link = link;
                 }
             }
-            Field::Identifier if item.id.is_empty() => item.id = trimmed.to_string(),
+            Field::Identifier if item.id.is_empty() => item.id = value,
             Field::Summary if self.rss_summary && item.summary.is_some() => {
                 // An RSS `summary` came first: this description is the content.
-                set_once(&mut item.content, trimmed);
+                set_once(&mut item.content, value);
             }
-            Field::Summary => set_once(&mut item.summary, trimmed),
-            Field::MediaDescription => set_once(&mut item.summary, trimmed),
-            Field::Content => set_once(&mut item.content, value.trim()),
-            Field::Category => item.categories.push(trimmed.to_string()),
+            Field::Summary | Field::MediaDescription => set_once(&mut item.summary, value),
+            Field::Content => set_once(&mut item.content, value),
+            Field::Category => item.categories.push(value),
             Field::Tags => item.categories.extend(
                 trimmed
                     .split(',')
@@ -1339,7 +1373,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             ),
             Field::RssSummary => {
                 self.rss_summary = true;
-                if let Some(description) = item.summary.replace(trimmed.to_string()) {
+                if let Some(description) = item.summary.replace(value) {
                     item.content.get_or_insert(description);
                 }
             }
@@ -1354,43 +1388,60 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
-    fn extend(&mut self, owner: Owner, prefix: &str, name: String, value: String) {
+    /// Adds a value to `extensions`, allocating keys only the first time they are seen.
+    fn extend(&mut self, owner: Owner, prefix: &str, name: Cow<'_, str>, value: String) {
         let extensions = match (owner, self.item.as_mut()) {
             (Owner::Item, Some(item)) => &mut item.extensions,
             _ => &mut self.feed.extensions,
         };
-        let values = extensions
-            .entry(prefix.to_string())
-            .or_default()
-            .entry(name)
-            .or_insert_with(|| Values(Vec::new()));
-        values.0.push(value);
+        if !extensions.contains_key(prefix) {
+            extensions.insert(prefix.to_string(), Default::default());
+        }
+        let Some(by_name) = extensions.get_mut(prefix) else {
+            return;
+        };
+        match by_name.get_mut(name.as_ref()) {
+            Some(values) => values.0.push(value),
+            None => {
+                by_name.insert(name.into_owned(), Values(vec![value]));
+            }
+        }
     }
 
-    fn namespace_uri(&self, prefix: Option<&[u8]>) -> Option<&str> {
+    fn declaration(&self, prefix: Option<&[u8]>) -> Option<&Declaration> {
         let prefix = prefix.unwrap_or(b"");
-        if prefix == b"xml" {
-            return Some(XML);
-        }
         self.namespaces
             .iter()
             .rev()
-            .find(|(declared, _)| declared.as_bytes() == prefix)
-            .map(|(_, uri)| uri.as_str())
+            .find(|declaration| declaration.prefix.as_bytes() == prefix)
+    }
+
+    fn namespace_uri(&self, prefix: Option<&[u8]>) -> Option<&str> {
+        if prefix == Some(b"xml") {
+            return Some(XML);
+        }
+        self.declaration(prefix)
+            .map(|declaration| declaration.uri.as_str())
+    }
+
+    /// What a namespace URI means here: elements in the root's own namespace are the
+    /// format's, whatever the URI.
+    fn kind_of_uri(&self, uri: &str) -> Ns {
+        match Ns::of(uri) {
+            Ns::Other if self.root_ns.as_deref() == Some(uri) => {
+                if self.is_atom {
+                    Ns::Atom
+                } else {
+                    Ns::Rss
+                }
+            }
+            ns => ns,
+        }
     }
 
     fn namespace_of(&self, prefix: Option<&[u8]>) -> Ns {
-        match self.namespace_uri(prefix) {
-            Some(uri) => match Ns::of(uri) {
-                Ns::Other if self.root_ns.as_deref() == Some(uri) => {
-                    if self.is_atom {
-                        Ns::Atom
-                    } else {
-                        Ns::Rss
-                    }
-                }
-                ns => ns,
-            },
+        match self.declaration(prefix) {
+            Some(declaration) => declaration.ns,
             // An undeclared prefix: the common ones are known by their usual names.
             None => match prefix {
                 None => Ns::None,
@@ -1409,8 +1460,8 @@ impl<'a, 'o> Parser<'a, 'o> {
         self.namespaces
             .iter()
             .rev()
-            .find(|(_, declared)| declared == uri || declared == alternative)
-            .map(|(prefix, _)| prefix.clone())
+            .find(|declaration| declaration.uri == uri || declaration.uri == alternative)
+            .map(|declaration| declaration.prefix.clone())
             .unwrap_or_else(|| "atom".to_string())
     }
 
@@ -1431,21 +1482,38 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
-    /// Resolves `&name;`: character references, XML's five, HTML's named entities (with a
-    /// warning: they are not XML), and anything else kept as written.
-    fn resolve_reference(&mut self, name: &str, at: usize) -> Cow<'static, str> {
+    /// A reference in text: resolved into the buffer when the text is `wanted`, and checked
+    /// (for the warnings) either way.
+    fn reference(&mut self, name: &str, at: usize, wanted: bool) {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        if wanted {
+            self.resolve_reference(name, at, &mut buffer);
+        } else if !name.starts_with('#') && quick_xml::escape::resolve_xml_entity(name).is_none() {
+            self.resolve_reference(name, at, &mut String::new());
+        }
+        self.buffer = buffer;
+    }
+
+    /// Resolves `&name;` onto `out`: character references, XML's five, the document's own
+    /// declarations, HTML's named entities (with a warning: they are not XML), and anything
+    /// else kept as written.
+    fn resolve_reference(&mut self, name: &str, at: usize, out: &mut String) {
         if let Some((_, text)) = self.declared.iter().find(|(declared, _)| declared == name) {
-            return Cow::Owned(text.clone());
+            out.push_str(text);
+            return;
         }
         match resolve_entity(name) {
-            Resolved::Text(text) => text,
+            Resolved::Char(c) => out.push(c),
+            Resolved::Text(text) => out.push_str(text),
             Resolved::Html(text) => {
                 self.ill_formed(at, format!("HTML entity `&{name};` is not XML; resolved"));
-                Cow::Borrowed(text)
+                out.push_str(text);
             }
             Resolved::Unknown => {
                 self.ill_formed(at, format!("unknown entity `&{name};` kept as written"));
-                Cow::Owned(format!("&{name};"))
+                out.push('&');
+                out.push_str(name);
+                out.push(';');
             }
         }
     }
@@ -1464,8 +1532,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '#'))
                 .unwrap_or(after.len());
             if after[name_len..].starts_with(';') && name_len > 0 {
-                let resolved = self.resolve_reference(&after[..name_len], at);
-                out.push_str(&resolved);
+                self.resolve_reference(&after[..name_len], at, &mut out);
                 rest = &after[name_len + 1..];
             } else {
                 self.ill_formed(at, "bare `&` in an attribute kept as text".to_string());
@@ -1518,7 +1585,8 @@ impl<'a, 'o> Parser<'a, 'o> {
 
 /// What an entity reference stands for.
 enum Resolved {
-    Text(Cow<'static, str>),
+    Char(char),
+    Text(&'static str),
     Html(&'static str),
     Unknown,
 }
@@ -1535,12 +1603,12 @@ fn resolve_entity(name: &str) -> Resolved {
             code => code,
         });
         return match code.and_then(char::from_u32).filter(|&c| c != '\0') {
-            Some(c) => Resolved::Text(Cow::Owned(c.to_string())),
+            Some(c) => Resolved::Char(c),
             None => Resolved::Unknown,
         };
     }
     if let Some(text) = quick_xml::escape::resolve_xml_entity(name) {
-        return Resolved::Text(Cow::Borrowed(text));
+        return Resolved::Text(text);
     }
     // html-escape's table is sorted by name (quick-xml's own HTML table has wrong values).
     let table = &html_escape::NAMED_ENTITIES;
@@ -1554,7 +1622,11 @@ fn resolve_entity(name: &str) -> Resolved {
 /// Windows-1252 punctuation (’ “ ” – …) that went through a Latin-1 decoder somewhere. They
 /// are replaced by what they were, as HTML does for the same code points in references.
 fn without_c1_controls(text: String) -> String {
-    if !text.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
+    // In UTF-8 they are 0xC2 followed by 0x80–0x9F.
+    let bytes = text.as_bytes();
+    let has_c1 =
+        memchr::memchr_iter(0xC2, bytes).any(|at| matches!(bytes.get(at + 1), Some(0x80..=0x9f)));
+    if !has_c1 {
         return text;
     }
     text.chars()
@@ -1571,14 +1643,14 @@ fn windows_1252(code: u32) -> u32 {
     text.chars().next().map_or(code, u32::from)
 }
 
-/// The element's qualified name, borrowed from the text: the reader reads from a slice, so a
-/// start tag's bytes lie inside `text`, and their offset gives the name a lifetime of `'a`.
-fn borrowed_name<'a>(text: &'a str, start: &BytesStart<'_>) -> &'a [u8] {
-    let offset = (start.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-    let len = start.name().into_inner().len();
-    text.as_bytes()
-        .get(offset..offset.saturating_add(len))
-        .unwrap_or_default()
+/// Where `part`, a slice the reader handed out, lies in `text`, if it lies there: the reader
+/// reads from the text, so every event's bytes are a slice of it, and their offset gives them
+/// the text's lifetime without copying or validating them again.
+fn offset_in(text: &str, part: &[u8]) -> Option<usize> {
+    let offset = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    let end = offset.checked_add(part.len())?;
+    (end <= text.len() && text.is_char_boundary(offset) && text.is_char_boundary(end))
+        .then_some(offset)
 }
 
 /// `prefix:local` → (prefix, local).
@@ -1639,20 +1711,20 @@ fn normalize_markup(raw: &str) -> String {
         out.push_str(&rest[..at]);
         let reference = &rest[at + 1..];
         let resolved = reference.find(';').and_then(|end| {
-            let Resolved::Text(text) = resolve_entity(&reference[..end]) else {
+            let Resolved::Char(c) = resolve_entity(&reference[..end]) else {
                 return None;
             };
-            Some((text, end))
+            Some((c, end))
         });
         match resolved {
-            Some((text, end)) => {
-                match text.as_ref() {
-                    "&" => out.push_str("&amp;"),
-                    "<" => out.push_str("&lt;"),
-                    ">" => out.push_str("&gt;"),
-                    "\"" => out.push_str("&quot;"),
-                    "'" => out.push_str("&#39;"),
-                    text => out.push_str(text),
+            Some((c, end)) => {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '<' => out.push_str("&lt;"),
+                    '>' => out.push_str("&gt;"),
+                    '"' => out.push_str("&quot;"),
+                    '\'' => out.push_str("&#39;"),
+                    c => out.push(c),
                 }
                 rest = &reference[end + 1..];
             }
@@ -1709,9 +1781,18 @@ fn person_from_text(text: &str) -> Person {
     }
 }
 
-fn set_once(slot: &mut Option<String>, value: &str) {
+fn set_once(slot: &mut Option<String>, value: String) {
     if slot.is_none() {
-        *slot = Some(value.to_string());
+        *slot = Some(value);
+    }
+}
+
+/// `value` without surrounding whitespace, reusing its allocation when it has none.
+fn into_trimmed(value: String) -> String {
+    if value.trim().len() == value.len() {
+        value
+    } else {
+        value.trim().to_string()
     }
 }
 
@@ -1776,9 +1857,9 @@ mod tests {
                 "{name}"
             );
         }
-        assert!(matches!(resolve_entity("#8217"), Resolved::Text(t) if t == "’"));
+        assert!(matches!(resolve_entity("#8217"), Resolved::Char('’')));
         assert!(
-            matches!(resolve_entity("#x92"), Resolved::Text(t) if t == "’"),
+            matches!(resolve_entity("#x92"), Resolved::Char('’')),
             "cp1252"
         );
         assert!(matches!(resolve_entity("nosuch"), Resolved::Unknown));
