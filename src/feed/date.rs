@@ -78,7 +78,26 @@ pub fn parse(text: &str) -> Option<DateTime<Utc>> {
     if text.is_empty() {
         return None;
     }
-    parse_iso(text).or_else(|| parse_rfc822(text))
+    strict_rfc2822(text)
+        .or_else(|| parse_iso(text))
+        .or_else(|| parse_rfc822(text))
+}
+
+/// The common case, fast: a date that is strict RFC 2822 with a numeric zone or one of the
+/// zone names RFC 2822 defines, read by chrono. (Anything else, military zones included,
+/// goes through `parse_rfc822`, which agrees on these; a test checks.)
+fn strict_rfc2822(text: &str) -> Option<DateTime<Utc>> {
+    let zone = text.rsplit(' ').next()?;
+    let known_zone = zone.starts_with(['+', '-'])
+        || matches!(
+            zone,
+            "GMT" | "UT" | "UTC" | "EST" | "EDT" | "CST" | "CDT" | "MST" | "MDT" | "PST" | "PDT"
+        );
+    if !known_zone {
+        return None;
+    }
+    let at = DateTime::parse_from_rfc2822(text).ok()?.with_timezone(&Utc);
+    (0..=9999).contains(&at.year()).then_some(at)
 }
 
 /// Formats `at` as RFC 3339 in UTC with a `Z` suffix and whole seconds, e.g.
@@ -91,14 +110,24 @@ pub fn to_rfc3339(at: DateTime<Utc>) -> String {
     use chrono::{Datelike as _, Timelike as _};
     // chrono keeps a leap second as nanoseconds past 1e9.
     let second = at.second() + u32::from(at.nanosecond() >= 1_000_000_000);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{second:02}Z",
-        at.year(),
-        at.month(),
-        at.day(),
-        at.hour(),
-        at.minute()
-    )
+    let mut out = String::with_capacity(20);
+    // `parse` only returns years 0000–9999, so four digits always suffice.
+    let year = u32::try_from(at.year()).unwrap_or(0);
+    for (value, digits, separator) in [
+        (year, 4, '-'),
+        (at.month(), 2, '-'),
+        (at.day(), 2, 'T'),
+        (at.hour(), 2, ':'),
+        (at.minute(), 2, ':'),
+        (second, 2, 'Z'),
+    ] {
+        for place in (0..digits).rev() {
+            let digit = value / 10u32.pow(place) % 10;
+            out.push(char::from(b'0' + digit as u8));
+        }
+        out.push(separator);
+    }
+    out
 }
 
 /// A time of day as written, before it is checked.
@@ -486,6 +515,23 @@ const MONTHS: [[&str; 12]; 8] = [
 /// The month (1–12) that `word` names, in full or by its first three letters or more; `None`
 /// if it names none, or two different ones.
 fn month_number(word: &str) -> Option<u32> {
+    // The common case first: an English abbreviation, which no other language's month shares
+    // (a test checks that this agrees with the full search).
+    if let Some(number) = ENGLISH_ABBREVIATIONS
+        .iter()
+        .position(|abbreviation| abbreviation.eq_ignore_ascii_case(word))
+    {
+        return u32::try_from(number + 1).ok();
+    }
+    month_number_in_any_language(word)
+}
+
+/// English month abbreviations, January first.
+const ENGLISH_ABBREVIATIONS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+fn month_number_in_any_language(word: &str) -> Option<u32> {
     let word = word.to_lowercase();
     if word.chars().count() < 3 {
         return None;
@@ -1062,5 +1108,37 @@ mod tests {
                 .collect();
             check(&text);
         }
+    }
+
+    #[test]
+    fn the_english_fast_path_agrees_with_the_full_search() {
+        for (number, abbreviation) in (1..).zip(ENGLISH_ABBREVIATIONS) {
+            assert_eq!(month_number_in_any_language(abbreviation), Some(number));
+            assert_eq!(month_number(&abbreviation.to_uppercase()), Some(number));
+        }
+    }
+
+    #[test]
+    fn the_strict_fast_path_agrees_with_the_tolerant_parser() {
+        for text in [
+            "Tue, 01 Oct 2019 14:30:00 PST",
+            "Thu, 01 Jan 2004 19:48:21 GMT",
+            "Sat, 28 Feb 2004 18:14:55 -0800",
+            "1 Jan 04 00:00:00 +0100",
+            "Wed, 02 Oct 2002 08:00:00 EST",
+            "Mon, 31 Dec 2029 23:59:60 +0000",
+            "Tue, 10 Jun 2003 04:00:00 UT",
+            "Tue, 10 Jun 2003 04:00 EDT",
+        ] {
+            let fast = strict_rfc2822(text);
+            assert!(fast.is_some(), "{text}");
+            assert_eq!(fast, parse_rfc822(text), "{text}");
+        }
+        assert_eq!(
+            strict_rfc2822("Tue, 10 Jun 2003 04:00:00 JST"),
+            None,
+            "not its business"
+        );
+        assert_eq!(strict_rfc2822("Tue, 10 Jun 2003 04:00:00 Z"), None);
     }
 }

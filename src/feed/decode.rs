@@ -37,7 +37,7 @@ enum Charset {
 pub fn decode<'b>(bytes: &'b [u8], http_charset: Option<&str>) -> Decoded<'b> {
     let mut warnings = Vec::new();
     let (charset, body) = match bom(bytes) {
-        Some((charset, bom_len)) => (charset, &bytes[bom_len..]),
+        Some((charset, bom_len)) => (Some(charset), &bytes[bom_len..]),
         None => {
             let charset = sniff_wide(bytes)
                 .or_else(|| {
@@ -58,32 +58,31 @@ pub fn decode<'b>(bytes: &'b [u8], http_charset: Option<&str>) -> Decoded<'b> {
                     }
                     found
                 });
-            let charset = charset.unwrap_or_else(|| {
-                if UTF_8
-                    .decode_without_bom_handling_and_without_replacement(bytes)
-                    .is_some()
-                {
-                    return Charset::Whatwg(UTF_8);
-                }
-                // Nothing says what the bytes are and they are not UTF-8: guess, as browsers do.
+            (charset, bytes)
+        }
+    };
+    let (text, encoding, had_errors) = match charset {
+        None => match UTF_8.decode_without_bom_handling_and_without_replacement(body) {
+            Some(text) => (text, UTF_8.name(), false),
+            None => {
+                // Nothing says what the bytes are and they are not UTF-8: guess, as browsers
+                // do.
                 let mut detector = chardetng::EncodingDetector::new();
-                detector.feed(bytes, true);
+                detector.feed(body, true);
                 let guess = detector.guess(None, false);
                 warnings.push(format!(
                     "no encoding declared and the bytes are not UTF-8; guessed {}",
                     guess.name()
                 ));
-                Charset::Whatwg(guess)
-            });
-            (charset, bytes)
-        }
-    };
-    let (text, encoding, had_errors) = match charset {
-        Charset::Whatwg(encoding) => {
+                let (text, had_errors) = guess.decode_without_bom_handling(body);
+                (text, guess.name(), had_errors)
+            }
+        },
+        Some(Charset::Whatwg(encoding)) => {
             let (text, had_errors) = encoding.decode_without_bom_handling(body);
             (text, encoding.name(), had_errors)
         }
-        Charset::Utf32 { big_endian } => {
+        Some(Charset::Utf32 { big_endian }) => {
             let (text, had_errors) = decode_utf32(body, big_endian);
             let name = if big_endian { "UTF-32BE" } else { "UTF-32LE" };
             (Cow::Owned(text), name, had_errors)

@@ -125,5 +125,11 @@ pub fn derived_id(link: Option<&str>, title: Option<&str>) -> String {
             hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
-    format!("urn:ferret:{hash:016x}")
+    let mut id = String::with_capacity(27);
+    id.push_str("urn:ferret:");
+    for shift in (0..16).rev() {
+        let nibble = (hash >> (shift * 4)) & 0xf;
+        id.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
+    }
+    id
 }

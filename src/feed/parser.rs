@@ -9,6 +9,7 @@
 //! the reader knows nothing about.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -209,9 +210,9 @@ enum Kind<'a> {
 
 /// A namespace declaration in scope.
 #[derive(Debug)]
-struct Declaration {
-    prefix: String,
-    uri: String,
+struct Declaration<'a> {
+    prefix: &'a str,
+    uri: Cow<'a, str>,
     /// What the URI means to the model, worked out once.
     ns: Ns,
 }
@@ -260,7 +261,7 @@ struct Parser<'a, 'o> {
     items_skipped: usize,
     stack: Vec<Frame<'a>>,
     /// In-scope namespace declarations, innermost last.
-    namespaces: Vec<Declaration>,
+    namespaces: Vec<Declaration<'a>>,
     /// The attributes of the start tag being read (kept to reuse the allocation).
     attributes: Vec<(&'a [u8], Cow<'a, str>)>,
     bases: Vec<Url>,
@@ -630,12 +631,16 @@ impl<'a, 'o> Parser<'a, 'o> {
                 Cow::Owned(raw) => Cow::Owned(self.unescape(&raw, at).into_owned()),
             };
             if key == b"xmlns" || key.starts_with(b"xmlns:") {
-                let prefix = String::from_utf8_lossy(key.get(6..).unwrap_or_default()).into_owned();
-                let uri = value.into_owned();
-                self.feed
-                    .namespaces
-                    .entry(prefix.clone())
-                    .or_insert_with(|| uri.clone());
+                let prefix = match self.text_of(key.get(6..).unwrap_or_default()) {
+                    Cow::Borrowed(prefix) => prefix,
+                    Cow::Owned(_) => continue,
+                };
+                let uri = value;
+                if !self.feed.namespaces.contains_key(prefix) {
+                    self.feed
+                        .namespaces
+                        .insert(prefix.to_string(), uri.to_string());
+                }
                 let ns = self.kind_of_uri(&uri);
                 if prefix.is_empty() {
                     default_ns = ns;
@@ -1394,21 +1399,18 @@ impl<'a, 'o> Parser<'a, 'o> {
             (Owner::Item, Some(item)) => &mut item.extensions,
             _ => &mut self.feed.extensions,
         };
-        if !extensions.contains_key(prefix) {
-            extensions.insert(prefix.to_string(), Default::default());
-        }
-        let Some(by_name) = extensions.get_mut(prefix) else {
+        if let Some(by_name) = extensions.get_mut(prefix) {
+            push_value(by_name, name, value);
             return;
-        };
-        match by_name.get_mut(name.as_ref()) {
-            Some(values) => values.0.push(value),
-            None => {
-                by_name.insert(name.into_owned(), Values(vec![value]));
-            }
         }
+        push_value(
+            extensions.entry(prefix.to_string()).or_default(),
+            name,
+            value,
+        );
     }
 
-    fn declaration(&self, prefix: Option<&[u8]>) -> Option<&Declaration> {
+    fn declaration(&self, prefix: Option<&[u8]>) -> Option<&Declaration<'a>> {
         let prefix = prefix.unwrap_or(b"");
         self.namespaces
             .iter()
@@ -1421,7 +1423,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             return Some(XML);
         }
         self.declaration(prefix)
-            .map(|declaration| declaration.uri.as_str())
+            .map(|declaration| declaration.uri.as_ref())
     }
 
     /// What a namespace URI means here: elements in the root's own namespace are the
@@ -1461,7 +1463,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             .iter()
             .rev()
             .find(|declaration| declaration.uri == uri || declaration.uri == alternative)
-            .map(|declaration| declaration.prefix.clone())
+            .map(|declaration| declaration.prefix.to_string())
             .unwrap_or_else(|| "atom".to_string())
     }
 
@@ -1580,6 +1582,15 @@ impl<'a, 'o> Parser<'a, 'o> {
             });
         }
         self.feed
+    }
+}
+
+fn push_value(by_name: &mut BTreeMap<String, Values>, name: Cow<'_, str>, value: String) {
+    match by_name.get_mut(name.as_ref()) {
+        Some(values) => values.0.push(value),
+        None => {
+            by_name.insert(name.into_owned(), Values(vec![value]));
+        }
     }
 }
 
