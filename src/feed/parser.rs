@@ -493,6 +493,9 @@ impl<'a, 'o> Parser<'a, 'o> {
 
     /// `part` (bytes the reader handed out) as text, borrowed from the document.
     fn text_of(&self, part: &[u8]) -> Cow<'a, str> {
+        if part.is_empty() {
+            return Cow::Borrowed("");
+        }
         match offset_in(self.text, part) {
             Some(at) => Cow::Borrowed(&self.text[at..at + part.len()]),
             None => String::from_utf8_lossy(part).into_owned().into(),
@@ -631,9 +634,12 @@ impl<'a, 'o> Parser<'a, 'o> {
                 Cow::Owned(raw) => Cow::Owned(self.unescape(&raw, at).into_owned()),
             };
             if key == b"xmlns" || key.starts_with(b"xmlns:") {
-                let prefix = match self.text_of(key.get(6..).unwrap_or_default()) {
-                    Cow::Borrowed(prefix) => prefix,
-                    Cow::Owned(_) => continue,
+                let prefix = match key.get(6..) {
+                    None => "",
+                    Some(prefix) => match self.text_of(prefix) {
+                        Cow::Borrowed(prefix) => prefix,
+                        Cow::Owned(_) => continue,
+                    },
                 };
                 let uri = value;
                 if !self.feed.namespaces.contains_key(prefix) {
