@@ -560,45 +560,37 @@ impl<'a, 'o> Parser<'a, 'o> {
             &self.text.as_bytes()[at..at + qualified.len()]
         });
         let content_start = self.position();
-        let ns_len = self.namespaces.len();
-        let mut base = self.stack.last().and_then(|frame| frame.base);
-        let mut lang = self.stack.last().and_then(|frame| frame.lang);
-        let mut default_ns = self.stack.last().map_or(Ns::None, |frame| frame.default_ns);
 
         // Children of markup, and everything inside skipped subtrees, cost nothing more.
         if let Some(parent) = self.stack.last_mut() {
-            match &mut parent.kind {
+            let skip = match &mut parent.kind {
                 Kind::Field { markup, field, .. } => {
                     // In text and HTML fields a child element means markup: the field is taken
                     // as written. Elsewhere (a category, a date) children are ignored.
                     if field.holds_markup() {
                         *markup = true;
                     }
-                    return self.push_or_skip(
-                        Kind::Skip,
-                        name,
-                        ns_len,
-                        base,
-                        lang,
-                        content_start,
-                        empty,
-                    );
+                    true
                 }
-                Kind::Skip => {
-                    return self.push_or_skip(
-                        Kind::Skip,
-                        name,
-                        ns_len,
-                        base,
-                        lang,
-                        content_start,
-                        empty,
-                    );
+                Kind::Skip => true,
+                Kind::Extension { has_children, .. } => {
+                    *has_children = true;
+                    false
                 }
-                Kind::Extension { has_children, .. } => *has_children = true,
-                _ => {}
+                _ => false,
+            };
+            if skip {
+                if !empty {
+                    let frame = self.child_frame(Kind::Skip, name, content_start);
+                    self.stack.push(frame);
+                }
+                return;
             }
         }
+        let ns_len = self.namespaces.len();
+        let mut base = self.stack.last().and_then(|frame| frame.base);
+        let mut lang = self.stack.last().and_then(|frame| frame.lang);
+        let mut default_ns = self.stack.last().map_or(Ns::None, |frame| frame.default_ns);
         if self.stack.len() >= self.options.limits.max_depth {
             self.warn_at(
                 at,
@@ -682,7 +674,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             None => default_ns,
             Some(_) => self.namespace_of(prefix),
         };
-        let kind = self.classify(ns, prefix, local, &attributes, base, at);
+        let kind = self.classify(ns, prefix, local, &attributes, at);
         let attribute = |wanted: &[u8]| {
             attributes
                 .iter()
@@ -721,55 +713,31 @@ impl<'a, 'o> Parser<'a, 'o> {
         self.start_tag_fields(&kind, ns, local, &attributes, base);
         self.attributes = attributes;
 
+        let frame = Frame {
+            ns_len,
+            base,
+            lang,
+            default_ns,
+            ..self.child_frame(kind, name, content_start)
+        };
+        self.stack.push(frame);
         if empty {
-            let frame = Frame {
-                kind,
-                name,
-                ns_len,
-                base,
-                lang,
-                content_start,
-                text_start: self.buffer.len(),
-                default_ns,
-            };
-            self.stack.push(frame);
             self.end_frame(content_start);
-        } else {
-            self.stack.push(Frame {
-                kind,
-                name,
-                ns_len,
-                base,
-                lang,
-                content_start,
-                text_start: self.buffer.len(),
-                default_ns,
-            });
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_or_skip(
-        &mut self,
-        kind: Kind<'a>,
-        name: &'a [u8],
-        ns_len: usize,
-        base: Option<usize>,
-        lang: Option<usize>,
-        content_start: usize,
-        empty: bool,
-    ) {
-        if !empty {
-            self.stack.push(Frame {
-                kind,
-                name,
-                ns_len,
-                base,
-                lang,
-                content_start,
-                text_start: self.buffer.len(),
-                default_ns: self.stack.last().map_or(Ns::None, |frame| frame.default_ns),
-            });
+    /// A frame for a child of the innermost element, inheriting its scope.
+    fn child_frame(&self, kind: Kind<'a>, name: &'a [u8], content_start: usize) -> Frame<'a> {
+        let parent = self.stack.last();
+        Frame {
+            kind,
+            name,
+            ns_len: self.namespaces.len(),
+            base: parent.and_then(|frame| frame.base),
+            lang: parent.and_then(|frame| frame.lang),
+            content_start,
+            text_start: self.buffer.len(),
+            default_ns: parent.map_or(Ns::None, |frame| frame.default_ns),
         }
     }
 
@@ -780,7 +748,6 @@ impl<'a, 'o> Parser<'a, 'o> {
         prefix: Option<&'a [u8]>,
         local: &'a [u8],
         attributes: &[(&[u8], Cow<'_, str>)],
-        _base: Option<usize>,
         at: usize,
     ) -> Kind<'a> {
         let Some(parent) = self.stack.last() else {

@@ -105,18 +105,20 @@ fn fixture(name: &str) -> String {
     )
 }
 
-#[test]
-fn parse_prints_the_feed_as_json_from_a_file_or_stdin() {
-    let out = ferret()
-        .args(["parse", "--compact", &fixture("nicolive-recent.xml")])
-        .output()
-        .unwrap();
+/// `ferret parse ARGS…`, which must succeed, as JSON.
+fn parsed(args: &[&str]) -> serde_json::Value {
+    let out = ferret().arg("parse").args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let feed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn parse_prints_the_feed_as_json_from_a_file_or_stdin() {
+    let feed = parsed(&["--compact", &fixture("nicolive-recent.xml")]);
     assert_eq!(feed["encoding"], "Shift_JIS");
     assert_eq!(feed["extensions"]["nicolive"]["total_count"], "1187");
     assert_eq!(feed["items"][0]["published"], "2009-11-14T14:30:00Z");
@@ -153,16 +155,7 @@ fn parse_fetches_a_url_with_its_charset_and_resolves_links_against_it() {
         "/feed" => http::Response::ok("application/rss+xml; charset=windows-1251", body.clone()),
         _ => http::Response::status(404),
     });
-    let out = ferret()
-        .args(["parse", &server.url("/feed")])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let feed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let feed = parsed(&[&server.url("/feed")]);
     assert_eq!(feed["title"], "Новости");
     assert_eq!(feed["items"][0]["link"], server.url("/a"));
 
