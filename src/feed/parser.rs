@@ -1175,8 +1175,8 @@ impl<'a, 'o> Parser<'a, 'o> {
                 } else {
                     text
                 };
-                if (markup || body.is_markup()) && value.contains('<') {
-                    if let Some(base) = self.base_url(frame.base) {
+                if markup || body.is_markup() {
+                    if let Some(base) = self.base_url(frame.base).filter(|_| value.contains('<')) {
                         if let Cow::Owned(resolved) = html::resolve_links(&value, base) {
                             value = resolved;
                         }
