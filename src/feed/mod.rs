@@ -17,8 +17,10 @@
 //! line of defence anyway. The document's links (`link`, enclosures, author pages) are
 //! resolved against `xml:base` and the feed's own URL.
 //!
-//! No entity declared in a DTD is expanded, so there is no entity-expansion blow-up: an entity
-//! the parser does not know is kept literally, with a warning.
+//! An entity declared in the document's internal DTD subset is replaced by its text as
+//! written, once: references inside that text are not expanded again, so there is no
+//! entity-expansion blow-up, and external entities are never read. An entity the parser does
+//! not know is kept literally, with a warning.
 
 mod date;
 mod decode;

@@ -710,7 +710,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
             _ => {}
         }
-        self.start_tag_fields(&kind, ns, local, &attributes, base);
+        self.start_tag_fields(&kind, ns, prefix, local, &attributes, base);
         self.attributes = attributes;
 
         let frame = Frame {
@@ -1021,6 +1021,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         &mut self,
         kind: &Kind<'_>,
         ns: Ns,
+        prefix: Option<&[u8]>,
         local: &[u8],
         attributes: &[(&[u8], Cow<'_, str>)],
         base: Option<usize>,
@@ -1072,11 +1073,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                         }
                     }
                     (_, rel) => {
-                        let prefix = if ns == Ns::Atom {
-                            self.prefix_of(ATOM_10, ATOM_03)
-                        } else {
-                            String::new()
-                        };
+                        let prefix = String::from_utf8_lossy(prefix.unwrap_or_default());
                         self.extend(owner, &prefix, format!("link@{rel}").into(), href);
                     }
                 }
@@ -1429,15 +1426,6 @@ impl<'a, 'o> Parser<'a, 'o> {
                 Some(_) => Ns::Other,
             },
         }
-    }
-
-    fn prefix_of(&self, uri: &str, alternative: &str) -> String {
-        self.namespaces
-            .iter()
-            .rev()
-            .find(|declaration| declaration.uri == uri || declaration.uri == alternative)
-            .map(|declaration| declaration.prefix.to_string())
-            .unwrap_or_else(|| "atom".to_string())
     }
 
     fn base_url(&self, base: Option<usize>) -> Option<&Url> {
