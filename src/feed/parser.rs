@@ -346,7 +346,8 @@ impl<'a, 'o> Parser<'a, 'o> {
                 Ok(Event::End(end)) => self.end(end.name().into_inner(), before),
                 Ok(Event::Text(text)) => {
                     let raw = text.into_inner();
-                    if memchr::memchr(b'&', &raw).is_some() {
+                    // The reader ends text at every `&`: a bare one starts a text event.
+                    if raw.first() == Some(&b'&') {
                         self.ill_formed(before, "bare `&` kept as text".to_string());
                     }
                     if self.wants_text() {
@@ -639,7 +640,11 @@ impl<'a, 'o> Parser<'a, 'o> {
                         .namespaces
                         .insert(prefix.to_string(), uri.to_string());
                 }
-                let ns = self.kind_of_uri(&uri);
+                // Feeds often repeat a declaration on every element: reuse the last answer.
+                let ns = match self.namespaces.last() {
+                    Some(last) if last.uri == uri => last.ns,
+                    _ => self.kind_of_uri(&uri),
+                };
                 if prefix.is_empty() {
                     default_ns = ns;
                 }
@@ -702,10 +707,13 @@ impl<'a, 'o> Parser<'a, 'o> {
                 path,
                 ..
             } => {
+                let mut name = String::new();
                 for (key, value) in &attributes {
-                    let key = String::from_utf8_lossy(split_name(key).1);
-                    let name = format!("{path}@{key}");
-                    self.extend(*owner, prefix, name.into(), value.to_string());
+                    name.clear();
+                    name.push_str(path);
+                    name.push('@');
+                    name.push_str(&String::from_utf8_lossy(split_name(key).1));
+                    self.extend(*owner, prefix, Cow::Borrowed(&name), value.to_string());
                 }
             }
             _ => {}
