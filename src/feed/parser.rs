@@ -442,23 +442,29 @@ impl<'a, 'o> Parser<'a, 'o> {
     fn root(&mut self, start: &BytesStart<'_>, at: usize) -> Result<(), ParseError> {
         // The root's own declarations are not on the stack yet: read them here.
         let mut default_ns = None;
+        let mut own_ns = None;
         let mut version = None;
         let name = start.name().into_inner();
         let (prefix, local) = split_name(name);
         for attribute in start.attributes().with_checks(false).flatten() {
             let key = attribute.key.into_inner();
-            let value = String::from_utf8_lossy(&attribute.value);
+            let value = || String::from_utf8_lossy(&attribute.value).into_owned();
             if key == b"version" {
-                version = Some(value.trim().to_string());
-            } else if key == b"xmlns" || (prefix.is_some() && key.strip_prefix(b"xmlns:") == prefix)
-            {
-                default_ns = Some(value.to_string());
+                version = Some(value().trim().to_string());
+            } else if key == b"xmlns" {
+                default_ns = Some(value());
+            } else if prefix.is_some() && key.strip_prefix(b"xmlns:") == prefix {
+                own_ns = Some(value());
             }
         }
-        let ns = default_ns.as_deref().map_or(Ns::None, Ns::of);
-        self.root_ns = default_ns.clone();
-        self.feed.format = match (local, ns) {
-            (b"rss", _) => match version.as_deref() {
+        // The namespace of the root element itself.
+        self.root_ns = if prefix.is_some() {
+            own_ns
+        } else {
+            default_ns.clone()
+        };
+        self.feed.format = match local {
+            b"rss" => match version.as_deref() {
                 Some("0.91") => Format::Rss091,
                 Some("0.92") => Format::Rss092,
                 Some("0.93") => Format::Rss093,
@@ -467,14 +473,14 @@ impl<'a, 'o> Parser<'a, 'o> {
                 None => Format::Rss,
             },
             // RSS 1.0 and 0.90 are told apart by their namespace.
-            (b"RDF", _) => match self.namespace_decl(start, None).as_deref() {
+            b"RDF" => match default_ns.as_deref() {
                 Some(RSS_10) => Format::Rss10,
                 Some(RSS_090) => Format::Rss090,
                 _ => Format::Unknown,
             },
-            (b"feed", _) => {
+            b"feed" => {
                 self.is_atom = true;
-                if default_ns.as_deref() == Some(ATOM_03) || version.as_deref() == Some("0.3") {
+                if self.root_ns.as_deref() == Some(ATOM_03) || version.as_deref() == Some("0.3") {
                     Format::Atom03
                 } else {
                     Format::Atom10
@@ -501,20 +507,6 @@ impl<'a, 'o> Parser<'a, 'o> {
             Some(at) => Cow::Borrowed(&self.text[at..at + part.len()]),
             None => String::from_utf8_lossy(part).into_owned().into(),
         }
-    }
-
-    /// The namespace `start` itself declares for `prefix` (`None`: the default namespace).
-    fn namespace_decl(&self, start: &BytesStart<'_>, prefix: Option<&[u8]>) -> Option<String> {
-        start
-            .attributes()
-            .with_checks(false)
-            .flatten()
-            .find(|attribute| match (attribute.key.into_inner(), prefix) {
-                (b"xmlns", None) => true,
-                (key, Some(prefix)) => key.strip_prefix(b"xmlns:") == Some(prefix),
-                _ => false,
-            })
-            .map(|attribute| String::from_utf8_lossy(&attribute.value).into_owned())
     }
 
     /// Reads `<!ENTITY name "text">` declarations from the internal DTD subset. Replacement
