@@ -29,7 +29,7 @@ mod model;
 mod parser;
 
 pub use date::{parse as parse_date, to_rfc3339};
-pub use model::{Enclosure, Extensions, Feed, Format, Item, Person, Values, Warning};
+pub use model::{Enclosure, Extension, Extensions, Feed, Format, Item, Person, Values, Warning};
 
 /// How to parse.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,7 @@
 //! The format-neutral feed model, shared by RSS 0.9x/2.0, RSS 1.0 (RDF) and Atom 0.3/1.0.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
@@ -104,24 +105,153 @@ pub struct Warning {
     pub message: String,
 }
 
-/// Namespace prefix → local name → values (one per occurrence, in document order).
-pub type Extensions = BTreeMap<String, BTreeMap<String, Values>>;
-
-/// The values of one extension element: a single value serializes as a string, several as an
-/// array.
+/// The elements the model has no field for, in the order they first appear. Each is named by
+/// the prefix the document gave it and its name, and holds one value per occurrence.
+///
+/// Serialized as prefix → name → value (or array of values). Prefixes and names are shared
+/// (`Arc<str>`) between the items of a feed: a listing repeats the same few on every item.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Values(pub Vec<String>);
+pub struct Extensions(Vec<Extension>);
+
+/// One kind of extension element and its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extension {
+    /// The namespace prefix the document used (`""` for none).
+    pub prefix: Arc<str>,
+    /// The local name, `name@attribute` for an attribute, `outer/inner` when nested.
+    pub name: Arc<str>,
+    /// One value per occurrence, in document order.
+    pub values: Values,
+}
+
+impl Extensions {
+    /// The values of `prefix:name`, if the element occurred.
+    pub fn get(&self, prefix: &str, name: &str) -> Option<&Values> {
+        self.0
+            .iter()
+            .find(|extension| &*extension.prefix == prefix && &*extension.name == name)
+            .map(|extension| &extension.values)
+    }
+
+    /// The first value of `prefix:name`, if the element occurred.
+    pub fn first(&self, prefix: &str, name: &str) -> Option<&str> {
+        self.get(prefix, name).and_then(Values::first)
+    }
+
+    /// Every extension, in the order they first appear.
+    pub fn iter(&self) -> impl Iterator<Item = &Extension> {
+        self.0.iter()
+    }
+
+    /// How many different elements there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds a value of `prefix:name`. The parser hands out one `Arc` per name, so a pointer
+    /// comparison finds the entry.
+    pub(crate) fn push(&mut self, prefix: &Arc<str>, name: &Arc<str>, value: String) {
+        let same = |extension: &&mut Extension| {
+            Arc::ptr_eq(&extension.name, name) && Arc::ptr_eq(&extension.prefix, prefix)
+        };
+        match self.0.iter_mut().find(same) {
+            Some(extension) => extension.values.push(value),
+            None => self.0.push(Extension {
+                prefix: Arc::clone(prefix),
+                name: Arc::clone(name),
+                values: Values(Repr::One(value)),
+            }),
+        }
+    }
+}
+
+impl Serialize for Extensions {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut prefixes: Vec<&Arc<str>> = Vec::new();
+        for extension in &self.0 {
+            if !prefixes.contains(&&extension.prefix) {
+                prefixes.push(&extension.prefix);
+            }
+        }
+        let mut map = serializer.serialize_map(Some(prefixes.len()))?;
+        for prefix in prefixes {
+            map.serialize_entry(
+                &**prefix,
+                &Names {
+                    extensions: self,
+                    prefix,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
+/// The names under one prefix, for serializing.
+struct Names<'e> {
+    extensions: &'e Extensions,
+    prefix: &'e str,
+}
+
+impl Serialize for Names<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for extension in self.extensions.iter() {
+            if &*extension.prefix == self.prefix {
+                map.serialize_entry(&*extension.name, &extension.values)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The values of one extension element, one per occurrence: a single value serializes as a
+/// string, several as an array. Most elements occur once, so one value is kept without a
+/// vector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Values(Repr);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Repr {
+    One(String),
+    Many(Vec<String>),
+}
 
 impl Values {
     /// The first value.
     pub fn first(&self) -> Option<&str> {
-        self.0.first().map(String::as_str)
+        self.as_slice().first().map(String::as_str)
+    }
+
+    /// Every value, in document order.
+    pub fn as_slice(&self) -> &[String] {
+        match &self.0 {
+            Repr::One(value) => std::slice::from_ref(value),
+            Repr::Many(values) => values,
+        }
+    }
+
+    fn push(&mut self, value: String) {
+        match &mut self.0 {
+            Repr::One(first) => {
+                let first = std::mem::take(first);
+                self.0 = Repr::Many(vec![first, value]);
+            }
+            Repr::Many(values) => values.push(value),
+        }
     }
 }
 
 impl Serialize for Values {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0.as_slice() {
+        match self.as_slice() {
             [one] => serializer.serialize_str(one),
             many => many.serialize(serializer),
         }

@@ -9,14 +9,15 @@
 //! the reader knows nothing about.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
+use rustc_hash::FxHashSet;
 use url::Url;
 
 use super::decode::Decoded;
-use super::model::{Enclosure, Feed, Format, Item, Person, Values, Warning};
+use super::model::{Enclosure, Feed, Format, Item, Person, Warning};
 use super::{date, derived_id, html, ParseError, ParseOptions};
 
 const ATOM_10: &str = "http://www.w3.org/2005/Atom";
@@ -274,6 +275,8 @@ struct Parser<'a, 'o> {
     /// The root element's namespace: elements in it are the format's own, whatever the URI
     /// (feeds written against draft or vendor namespaces).
     root_ns: Option<String>,
+    /// Extension prefixes and names seen so far (see `intern`).
+    interned: FxHashSet<Arc<str>>,
     /// Namespace prefixes used without a declaration (each reported once).
     undeclared: Vec<String>,
     /// Entities declared in the document's internal DTD subset, name → replacement text.
@@ -314,6 +317,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             is_atom: false,
             root_ns: None,
             undeclared: Vec::new(),
+            interned: FxHashSet::default(),
             declared: Vec::new(),
             locator: Locator::default(),
             warnings_dropped: 0,
@@ -1363,21 +1367,25 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
-    /// Adds a value to `extensions`, allocating keys only the first time they are seen.
+    /// Adds a value to `extensions`.
     fn extend(&mut self, owner: Owner, prefix: &str, name: Cow<'_, str>, value: String) {
+        let prefix = self.intern(prefix);
+        let name = self.intern(&name);
         let extensions = match (owner, self.item.as_mut()) {
             (Owner::Item, Some(item)) => &mut item.extensions,
             _ => &mut self.feed.extensions,
         };
-        if let Some(by_name) = extensions.get_mut(prefix) {
-            push_value(by_name, name, value);
-            return;
+        extensions.push(&prefix, &name, value);
+    }
+
+    /// One shared copy of each extension prefix and name per document.
+    fn intern(&mut self, text: &str) -> Arc<str> {
+        if let Some(interned) = self.interned.get(text) {
+            return Arc::clone(interned);
         }
-        push_value(
-            extensions.entry(prefix.to_string()).or_default(),
-            name,
-            value,
-        );
+        let interned: Arc<str> = Arc::from(text);
+        self.interned.insert(Arc::clone(&interned));
+        interned
     }
 
     fn declaration(&self, prefix: Option<&[u8]>) -> Option<&Declaration<'a>> {
@@ -1543,15 +1551,6 @@ impl<'a, 'o> Parser<'a, 'o> {
             });
         }
         self.feed
-    }
-}
-
-fn push_value(by_name: &mut BTreeMap<String, Values>, name: Cow<'_, str>, value: String) {
-    match by_name.get_mut(name.as_ref()) {
-        Some(values) => values.0.push(value),
-        None => {
-            by_name.insert(name.into_owned(), Values(vec![value]));
-        }
     }
 }
 
