@@ -663,17 +663,13 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
 
         let (prefix, local) = split_name(name);
-        if let Some(undeclared) = prefix.filter(|_| self.namespace_uri(prefix).is_none()) {
-            let undeclared = String::from_utf8_lossy(undeclared).into_owned();
-            if !self.undeclared.contains(&undeclared) {
-                let message = format!("namespace prefix `{undeclared}` is not declared");
-                self.ill_formed(at, message);
-                self.undeclared.push(undeclared);
-            }
-        }
         let ns = match prefix {
             None => default_ns,
-            Some(_) => self.namespace_of(prefix),
+            Some(b"xml") => Ns::Other,
+            Some(declared) => match self.declaration(prefix) {
+                Some(declaration) => declaration.ns,
+                None => self.undeclared_prefix(declared, at),
+            },
         };
         let kind = self.classify(ns, prefix, local, &attributes, at);
         let attribute = |wanted: &[u8]| {
@@ -1419,20 +1415,23 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
-    fn namespace_of(&self, prefix: Option<&[u8]>) -> Ns {
-        match self.declaration(prefix) {
-            Some(declaration) => declaration.ns,
-            // An undeclared prefix: the common ones are known by their usual names.
-            None => match prefix {
-                None => Ns::None,
-                Some(b"dc") => Ns::Dc,
-                Some(b"dcterms") => Ns::DcTerms,
-                Some(b"content") => Ns::Content,
-                Some(b"media") => Ns::Media,
-                Some(b"atom") => Ns::Atom,
-                Some(b"rdf") => Ns::Rdf,
-                Some(_) => Ns::Other,
-            },
+    /// A prefix used without a declaration is ill-formed (reported once per prefix); the
+    /// common ones are still known by their usual names.
+    fn undeclared_prefix(&mut self, prefix: &[u8], at: usize) -> Ns {
+        let name = String::from_utf8_lossy(prefix).into_owned();
+        if !self.undeclared.contains(&name) {
+            let message = format!("namespace prefix `{name}` is not declared");
+            self.ill_formed(at, message);
+            self.undeclared.push(name);
+        }
+        match prefix {
+            b"dc" => Ns::Dc,
+            b"dcterms" => Ns::DcTerms,
+            b"content" => Ns::Content,
+            b"media" => Ns::Media,
+            b"atom" => Ns::Atom,
+            b"rdf" => Ns::Rdf,
+            _ => Ns::Other,
         }
     }
 
