@@ -507,8 +507,8 @@ impl<'a, 'o> Parser<'a, 'o> {
         if part.is_empty() {
             return Cow::Borrowed("");
         }
-        match offset_in(self.text, part) {
-            Some(at) => Cow::Borrowed(&self.text[at..at + part.len()]),
+        match within(self.text, part) {
+            Some(text) => Cow::Borrowed(text),
             None => String::from_utf8_lossy(part).into_owned().into(),
         }
     }
@@ -553,9 +553,7 @@ impl<'a, 'o> Parser<'a, 'o> {
 
     fn start(&mut self, start: &BytesStart<'a>, at: usize, empty: bool) {
         let qualified = start.name().into_inner();
-        let name = offset_in(self.text, qualified).map_or(&b""[..], |at| {
-            &self.text.as_bytes()[at..at + qualified.len()]
-        });
+        let name = within(self.text, qualified).map_or(&b""[..], str::as_bytes);
         let content_start = self.position();
 
         // Children of markup, and everything inside skipped subtrees, cost nothing more.
@@ -1613,14 +1611,12 @@ fn windows_1252(code: u32) -> u32 {
     text.chars().next().map_or(code, u32::from)
 }
 
-/// Where `part`, a slice the reader handed out, lies in `text`, if it lies there: the reader
-/// reads from the text, so every event's bytes are a slice of it, and their offset gives them
-/// the text's lifetime without copying or validating them again.
-fn offset_in(text: &str, part: &[u8]) -> Option<usize> {
+/// `part`, a slice the reader handed out, as the piece of `text` it is, if it is one: the
+/// reader reads from the text, so every event's bytes are a slice of it, and their offset gives
+/// them the text's lifetime without copying or validating them again.
+fn within<'a>(text: &'a str, part: &[u8]) -> Option<&'a str> {
     let offset = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-    let end = offset.checked_add(part.len())?;
-    (end <= text.len() && text.is_char_boundary(offset) && text.is_char_boundary(end))
-        .then_some(offset)
+    text.get(offset..offset.checked_add(part.len())?)
 }
 
 /// `prefix:local` → (prefix, local).
