@@ -114,7 +114,7 @@ fn leading_space(text: &str) -> usize {
 /// The resolved value, escaped for an attribute, when it differs from `value`.
 fn resolve(value: &str, base: &Url) -> Option<String> {
     let raw = value.trim();
-    if raw.is_empty() || Url::parse(raw).is_ok() {
+    if raw.is_empty() || has_scheme(raw) {
         return None;
     }
     let unescaped = raw.replace("&amp;", "&");
@@ -125,6 +125,17 @@ fn resolve(value: &str, base: &Url) -> Option<String> {
         .replace('"', "%22")
         .replace('\'', "%27");
     (escaped != value).then_some(escaped)
+}
+
+/// Whether `uri` starts with a scheme (`http:`, `mailto:`, `data:`…), so is absolute: RFC
+/// 3986's `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`.
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 #[cfg(test)]
@@ -155,6 +166,21 @@ mod tests {
             resolve_links("no markup", &base()),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn schemes_mark_absolute_uris() {
+        for absolute in [
+            "http://a/b",
+            "mailto:x@y",
+            "data:image/png;base64,AA",
+            "svn+ssh://h",
+        ] {
+            assert!(has_scheme(absolute), "{absolute}");
+        }
+        for relative in ["/a:b", "a/b:c", "../x", "#frag", "?q=a:b", "1http://x", ""] {
+            assert!(!has_scheme(relative), "{relative}");
+        }
     }
 
     #[test]
