@@ -1167,6 +1167,8 @@ impl<'a, 'o> Parser<'a, 'o> {
                             text
                         }
                     }
+                } else if body == Body::Html {
+                    without_c1_references(text)
                 } else {
                     text
                 };
@@ -1603,6 +1605,38 @@ fn without_c1_controls(text: String) -> String {
             _ => c,
         })
         .collect()
+}
+
+/// Inside HTML, a numeric reference to a C1 control (`&#146;`) means the Windows-1252
+/// character, as HTML parsers read it; it is rewritten as a reference to that character
+/// (`&#x2019;`) so that readers of the HTML that are not browsers get it right too.
+fn without_c1_references(html: String) -> String {
+    if !html.contains("&#") {
+        return html;
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html.as_str();
+    while let Some(at) = rest.find("&#") {
+        out.push_str(&rest[..at]);
+        let reference = &rest[at + 2..];
+        let end = reference.find(';').filter(|&end| end <= 8);
+        let code = end.and_then(|end| match reference[..end].strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok(),
+            None => reference[..end].parse().ok(),
+        });
+        match (code, end) {
+            (Some(code @ 0x80..=0x9f), Some(end)) => {
+                out.push_str(&format!("&#x{:x};", windows_1252(code)));
+                rest = &reference[end + 1..];
+            }
+            _ => {
+                out.push_str("&#");
+                rest = reference;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn windows_1252(code: u32) -> u32 {

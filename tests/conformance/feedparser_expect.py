@@ -69,12 +69,7 @@ THRESHOLDS: dict[str, float] = {
     "wellformed/amp": 0.95,
     "wellformed/base": 0.95,
     "wellformed/lang": 0.95,
-    # Measured floor 65/69 = 94.2 %: the four left are feedparser's repair heuristics, which
-    # ferret does not copy by decision: windows-1252 for `&#146;` inside escaped HTML
-    # (demoronize-3), UTF-8 read as Latin-1 re-decoded (double-encoded-html, twice), and a
-    # whole-document windows-1252 fallback where ferret writes U+FFFD for invalid UTF-8
-    # (bozo_linenoise).
-    "encoding": 0.94,
+    "encoding": 0.95,
     "entities": 0.95,
 }
 

@@ -538,3 +538,14 @@ fn windows_1252_punctuation_mis_decoded_as_c1_controls_is_repaired() {
     );
     assert_eq!(feed.items[0].title.as_deref(), Some("don’t “quote”"));
 }
+
+#[test]
+fn c1_references_inside_html_mean_windows_1252() {
+    let feed = parse_str(
+        "<rss><channel><item><description>don&amp;#146;t &amp;#8217; &amp;#x93;x</description></item></channel></rss>",
+    );
+    assert_eq!(
+        feed.items[0].summary.as_deref(),
+        Some("don&#x2019;t &#8217; &#x201c;x")
+    );
+}
