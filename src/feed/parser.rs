@@ -1611,32 +1611,33 @@ fn without_c1_controls(text: String) -> String {
 /// character, as HTML parsers read it; it is rewritten as a reference to that character
 /// (`&#x2019;`) so that readers of the HTML that are not browsers get it right too.
 fn without_c1_references(html: String) -> String {
-    if !html.contains("&#") {
+    let c1_at = |at: usize| c1_reference(&html[at + 2..]).map(|(code, len)| (at, code, len));
+    let mut found = memchr::memmem::find_iter(html.as_bytes(), b"&#").filter_map(c1_at);
+    let Some(first) = found.next() else {
         return html;
-    }
+    };
     let mut out = String::with_capacity(html.len());
-    let mut rest = html.as_str();
-    while let Some(at) = rest.find("&#") {
-        out.push_str(&rest[..at]);
-        let reference = &rest[at + 2..];
-        let end = reference.find(';').filter(|&end| end <= 8);
-        let code = end.and_then(|end| match reference[..end].strip_prefix(['x', 'X']) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok(),
-            None => reference[..end].parse().ok(),
-        });
-        match (code, end) {
-            (Some(code @ 0x80..=0x9f), Some(end)) => {
-                out.push_str(&format!("&#x{:x};", windows_1252(code)));
-                rest = &reference[end + 1..];
-            }
-            _ => {
-                out.push_str("&#");
-                rest = reference;
-            }
-        }
+    let mut copied = 0;
+    for (at, code, len) in std::iter::once(first).chain(found) {
+        out.push_str(&html[copied..at]);
+        out.push_str(&format!("&#x{:x};", windows_1252(code)));
+        copied = at + 2 + len;
     }
-    out.push_str(rest);
+    out.push_str(&html[copied..]);
     out
+}
+
+/// The code of a numeric reference in the C1 range at the start of `text` (just after `&#`),
+/// and the length of what follows the `&#`, `;` included.
+fn c1_reference(text: &str) -> Option<(u32, usize)> {
+    // The longest C1 reference is `x9f;` or `159;`: look no further.
+    let end = text.bytes().take(5).position(|b| b == b';')?;
+    let digits = &text[..end];
+    let code = match digits.strip_prefix(['x', 'X']) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+        None => digits.parse().ok()?,
+    };
+    (0x80..=0x9f).contains(&code).then_some((code, end + 1))
 }
 
 fn windows_1252(code: u32) -> u32 {
