@@ -1,7 +1,8 @@
 //! Feeds: a fast, forgiving RSS/Atom parser producing one format-neutral [`Feed`].
 //!
 //! [`parse`] takes the bytes of a document (plus the HTTP charset when there is one) and reads
-//! RSS 0.90–0.94 and 2.0, RSS 1.0 (RDF) and Atom 0.3 and 1.0 into the same model. It is
+//! RSS 0.90–0.94 and 2.0, RSS 1.0 (RDF), Atom 0.3 and 1.0, and JSON Feed 1.0 and 1.1 into the
+//! same model. It is
 //! built on quick-xml's streaming reader and is forgiving the way feed readers have to be:
 //! bare `&`, HTML entities, stray or missing end tags and documents cut off mid-way are
 //! recovered, and each thing that was wrong is listed in [`Feed::warnings`] with its line and
@@ -25,6 +26,7 @@
 mod date;
 mod decode;
 mod html;
+mod json;
 mod model;
 mod parser;
 
@@ -87,6 +89,16 @@ pub enum ParseError {
         /// What the XML reader said, when it stopped on an error.
         detail: Option<String>,
     },
+    /// The document looks like JSON but is not a JSON Feed one can read.
+    #[error("{line}:{column}: not a JSON Feed: {message}")]
+    Json {
+        /// Line of the problem.
+        line: usize,
+        /// Column of the problem.
+        column: usize,
+        /// What serde_json said.
+        message: String,
+    },
     /// The root element is not one of a feed.
     #[error(
         "{line}:{column}: not a feed: the root element is <{root}>, not <rss>, <rdf:RDF> or <feed>"
@@ -113,6 +125,19 @@ pub fn parse(bytes: &[u8], options: &ParseOptions<'_>) -> Result<Feed, ParseErro
         });
     }
     let decoded = decode::decode(bytes, options.http_charset);
+    if decoded.text.trim_start().starts_with('{') {
+        let mut feed = json::parse(&decoded.text, decoded.encoding, options)?;
+        if !decoded.warnings.is_empty() {
+            feed.well_formed = false;
+            let warnings = decoded.warnings.into_iter().map(|message| Warning {
+                line: 1,
+                column: 1,
+                message,
+            });
+            feed.warnings.splice(0..0, warnings);
+        }
+        return Ok(feed);
+    }
     parser::parse(decoded, options)
 }
 

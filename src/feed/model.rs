@@ -282,6 +282,12 @@ pub enum Format {
     Atom03,
     /// Atom 1.0.
     Atom10,
+    /// JSON Feed 1.0.
+    #[serde(rename = "json1")]
+    Json10,
+    /// JSON Feed 1.1.
+    #[serde(rename = "json11")]
+    Json11,
     /// Not recognised; fields are still read where their names are known.
     #[default]
     Unknown,

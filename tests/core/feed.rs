@@ -549,3 +549,51 @@ fn c1_references_inside_html_mean_windows_1252() {
         Some("don&#x2019;t &#8217; &#x201c;x")
     );
 }
+
+#[test]
+fn json_feed_reads_into_the_same_model() {
+    let feed = parse(
+        br#"{
+          "version": "https://jsonfeed.org/version/1.1",
+          "title": "JSON", "home_page_url": "https://example.org/", "language": "en",
+          "authors": [{"name": "Ann", "url": "https://example.org/ann"}],
+          "_live": {"total_count": 42},
+          "items": [
+            {"id": 7, "url": "/posts/7", "title": "Seven", "content_html": "<p>7</p>",
+             "summary": "s", "date_published": "2024-01-02T03:04:05+09:00", "tags": ["a"],
+             "attachments": [{"url": "https://example.org/7.mp3", "mime_type": "audio/mpeg", "size_in_bytes": 9}]},
+            {"title": "no id", "url": "https://example.org/x", "date_modified": "yesterday"},
+            "not an item"
+          ]
+        }"#,
+        &ParseOptions { base_url: Some("https://example.org/feed.json"), ..ParseOptions::default() },
+    )
+    .unwrap();
+    assert_eq!(feed.format, Format::Json11);
+    assert_eq!(feed.title.as_deref(), Some("JSON"));
+    assert_eq!(feed.authors[0].name.as_deref(), Some("Ann"));
+    assert_eq!(feed.extensions.first("_live", "total_count"), Some("42"));
+    assert_eq!(feed.items.len(), 2);
+    let seven = &feed.items[0];
+    assert_eq!(seven.id, "7");
+    assert_eq!(seven.link.as_deref(), Some("https://example.org/posts/7"));
+    assert_eq!(seven.published.as_deref(), Some("2024-01-01T18:04:05Z"));
+    assert_eq!(seven.content.as_deref(), Some("<p>7</p>"));
+    assert_eq!(seven.enclosures[0].length, Some(9));
+    assert_eq!(
+        feed.items[1].id,
+        derived_id(Some("https://example.org/x"), Some("no id"))
+    );
+    let messages: Vec<&str> = feed.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(
+        messages.iter().any(|m| m.contains("yesterday")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("items[2]")),
+        "{messages:?}"
+    );
+
+    let err = parse(b"{\"items\": [", &ParseOptions::default()).unwrap_err();
+    assert!(matches!(err, ParseError::Json { line: 1, .. }), "{err}");
+}
