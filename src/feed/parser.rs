@@ -260,6 +260,8 @@ struct Parser<'a, 'o> {
     rss_summary: bool,
     /// Items beyond the limit, skipped.
     items_skipped: usize,
+    /// Open elements beyond the depth limit, counted instead of read.
+    too_deep: usize,
     stack: Vec<Frame<'a>>,
     /// In-scope namespace declarations, innermost last.
     namespaces: Vec<Declaration<'a>>,
@@ -307,6 +309,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             item: None,
             rss_summary: false,
             items_skipped: 0,
+            too_deep: 0,
             stack: Vec::with_capacity(16),
             namespaces: Vec::new(),
             attributes: Vec::new(),
@@ -542,16 +545,32 @@ impl<'a, 'o> Parser<'a, 'o> {
 
     /// Whether text at this point belongs to something the model keeps.
     fn wants_text(&self) -> bool {
-        matches!(
-            self.stack.last(),
-            Some(Frame {
-                kind: Kind::Field { markup: false, .. } | Kind::Extension { .. },
-                ..
-            })
-        )
+        self.too_deep == 0
+            && matches!(
+                self.stack.last(),
+                Some(Frame {
+                    kind: Kind::Field { markup: false, .. } | Kind::Extension { .. },
+                    ..
+                })
+            )
     }
 
     fn start(&mut self, start: &BytesStart<'a>, at: usize, empty: bool) {
+        // Beyond the depth limit elements are only counted, so that a deep document costs no
+        // memory; every end tag closes one of them.
+        if self.too_deep > 0 || self.stack.len() >= self.options.limits.max_depth {
+            if self.too_deep == 0 {
+                let limit = self.options.limits.max_depth;
+                self.warn_at(
+                    at,
+                    format!("nesting deeper than {limit} levels; subtree skipped"),
+                );
+            }
+            if !empty {
+                self.too_deep += 1;
+            }
+            return;
+        }
         let qualified = start.name().into_inner();
         let name = within(self.text, qualified).map_or(&b""[..], str::as_bytes);
         let content_start = self.position();
@@ -586,19 +605,6 @@ impl<'a, 'o> Parser<'a, 'o> {
         let mut base = self.stack.last().and_then(|frame| frame.base);
         let mut lang = self.stack.last().and_then(|frame| frame.lang);
         let mut default_ns = self.stack.last().map_or(Ns::None, |frame| frame.default_ns);
-        if self.stack.len() >= self.options.limits.max_depth {
-            self.warn_at(
-                at,
-                format!(
-                    "nesting deeper than {} levels; subtree skipped",
-                    self.options.limits.max_depth
-                ),
-            );
-            if !empty {
-                let _ = self.reader.read_to_end(start.name());
-            }
-            return;
-        }
 
         // Declarations, xml:base and xml:lang; the other attributes are kept for the element.
         let mut attributes = std::mem::take(&mut self.attributes);
@@ -1098,6 +1104,10 @@ impl<'a, 'o> Parser<'a, 'o> {
     }
 
     fn end(&mut self, name: &[u8], at: usize) {
+        if self.too_deep > 0 {
+            self.too_deep -= 1;
+            return;
+        }
         // The innermost open element of that name; an end tag matching none is stray.
         let Some(depth) = self.stack.iter().rposition(|frame| frame.name == name) else {
             self.ill_formed(

@@ -288,15 +288,29 @@ fn limits_bound_size_depth_and_items() {
         "{err}"
     );
 
+    // Deeper than the limit, elements are counted, not kept: the document goes on after them,
+    // the same in both modes.
     let deep = format!(
-        "<rss><channel><x:a xmlns:x=\"urn:x\">{}</x:a><item><title>after</title></item></channel></rss>",
-        "<x:a>".repeat(10_000)
+        "<rss><channel><x:a xmlns:x=\"urn:x\">{}{}</x:a><item><title>after</title></item></channel></rss>",
+        "<x:a>".repeat(10_000),
+        "</x:a>".repeat(10_000)
     );
-    let feed = parse_str(&deep);
-    assert!(feed
-        .warnings
-        .iter()
-        .any(|w| w.message.contains("nesting deeper")));
+    for lean in [false, true] {
+        let feed = parse(
+            deep.as_bytes(),
+            &ParseOptions {
+                lean,
+                ..ParseOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(feed
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("nesting deeper")));
+        assert_eq!(feed.items.len(), 1, "lean: {lean}");
+        assert_eq!(feed.items[0].title.as_deref(), Some("after"));
+    }
 
     let items = format!(
         "<rss><channel>{}</channel></rss>",
