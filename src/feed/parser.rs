@@ -894,6 +894,11 @@ impl<'a, 'o> Parser<'a, 'o> {
         text_construct: impl Fn(Owner, Field) -> Kind<'a>,
     ) -> Kind<'a> {
         let feed = Owner::Feed;
+        // Vocabularies the model does not map (iTunes, nicolive, …) are extensions: skip the
+        // name comparisons below, which could only fail.
+        if ns == Ns::Other {
+            return self.extension(feed, prefix, local);
+        }
         match (ns, local) {
             (_, b"title") if atom => text_construct(feed, Field::Title),
             (_, b"subtitle" | b"tagline") if atom => text_construct(feed, Field::Description),
@@ -932,6 +937,9 @@ impl<'a, 'o> Parser<'a, 'o> {
         text_construct: impl Fn(Owner, Field) -> Kind<'a>,
     ) -> Kind<'a> {
         let item = Owner::Item;
+        if ns == Ns::Other {
+            return self.extension(item, prefix, local);
+        }
         match (ns, local) {
             (_, b"title") if atom => text_construct(item, Field::Title),
             (_, b"id") if atom => field(item, Field::Id),
