@@ -18,6 +18,8 @@
 //! - [`feed`]: the RSS/Atom parser and its format-neutral model.
 //! - [`fetch`]: the pure decisions of fetching feeds: retry back-off, `Retry-After`,
 //!   `Content-Type` charsets, typed fetch errors and per-source read counters.
+//! - [`listing`]: On Air / Off Air detection in paginated live listings (naive, seed and
+//!   ferret strategies, sans-IO), the listing simulator, its scorer and the oracle bound.
 //! - [`role`]: the roles of the actor system and their names.
 //! - [`supervision`]: restart policies and the restart-intensity window (OTP semantics).
 #![forbid(unsafe_code)]
@@ -26,6 +28,7 @@
 pub mod config;
 pub mod feed;
 pub mod fetch;
+pub mod listing;
 pub mod role;
 pub mod supervision;
 

@@ -31,6 +31,7 @@ pub mod http;
 pub mod http_client;
 pub mod instance;
 pub mod messages;
+pub mod onair_bench;
 pub mod page_db;
 pub mod pool;
 pub mod roles;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use ferret::config::{LogFormat, Settings};
-use ferret_actors::{bench, daemon, telemetry};
+use ferret_actors::{bench, daemon, onair_bench, telemetry};
 
 /// ferret watches feeds and the web for you: live listings going on and off air, news
 /// grouped into stories, and pages like the ones you like.
@@ -77,6 +77,9 @@ enum BenchCommand {
     /// Messages per second through ferret's runtime (router, pool, envelopes, tracing,
     /// supervision) against a bare actix `Addr` chain.
     Actors(bench::ActorBenchArgs),
+    /// The listing strategies (naive, seed, ferret) and the oracle lower bound side by side
+    /// on the listing simulator, on a virtual clock.
+    Onair(onair_bench::OnAirBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Some(Command::CheckConfig { path }) => check_config(&path),
         Some(Command::Parse(args)) => parse(&args),
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
+        Some(Command::Bench(BenchCommand::Onair(args))) => onair_bench::run(&args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

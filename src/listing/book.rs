@@ -1,0 +1,200 @@
+//! The book of broadcasts believed on air, and of those reported gone.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::{absence_range, Event, EventKind, Listed, Millis, PageView};
+
+/// One broadcast believed on air.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BookEntry {
+    /// The broadcast as last seen.
+    pub item: Listed,
+    /// When it was last proven on air: the start of the read that saw it (the page was
+    /// rendered at or after it).
+    pub seen_at: Millis,
+}
+
+/// The broadcasts a detector believes on air, ordered by sort key, the ids already reported
+/// Off Air, and the events not yet polled.
+///
+/// A broadcast is reported On Air once, when it is first seen; Off Air once, after which it is
+/// remembered as gone and ignored if a stale page shows it again.
+#[derive(Debug, Clone, Default)]
+pub struct Book {
+    entries: BTreeMap<(Millis, Arc<str>), BookEntry>,
+    keys: HashMap<Arc<str>, Millis>,
+    gone: HashMap<Arc<str>, Millis>,
+    events: VecDeque<Event>,
+}
+
+impl Book {
+    /// An empty book.
+    pub fn new() -> Book {
+        Book::default()
+    }
+
+    /// A book restored from the store: the broadcasts on air and the ids reported gone (with
+    /// the time they were reported).
+    pub fn restore(
+        entries: impl IntoIterator<Item = BookEntry>,
+        gone: impl IntoIterator<Item = (Arc<str>, Millis)>,
+    ) -> Book {
+        let mut book = Book {
+            gone: gone.into_iter().collect(),
+            ..Book::default()
+        };
+        for entry in entries {
+            if !book.gone.contains_key(&entry.item.id) {
+                book.insert(entry);
+            }
+        }
+        book
+    }
+
+    /// Broadcasts believed on air.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no broadcast is believed on air.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The broadcasts believed on air, oldest sort key first.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &BookEntry> {
+        self.entries.values()
+    }
+
+    /// The broadcast with this id, if it is believed on air.
+    pub fn get(&self, id: &str) -> Option<&BookEntry> {
+        let key = *self.keys.get(id)?;
+        self.entries.get(&(key, Arc::from(id)))
+    }
+
+    /// Whether this id was reported Off Air.
+    pub fn is_gone(&self, id: &str) -> bool {
+        self.gone.contains_key(id)
+    }
+
+    /// The ids reported Off Air, with the time of the report.
+    pub fn gone(&self) -> impl Iterator<Item = (&Arc<str>, Millis)> {
+        self.gone.iter().map(|(id, at)| (id, *at))
+    }
+
+    /// Broadcasts believed on air whose sort key is greater than `key`: the estimate of how
+    /// many items a page lists above one with that key.
+    pub fn count_above(&self, key: Millis) -> usize {
+        match key.checked_add(1) {
+            Some(next) => self.entries.range((next, Arc::from(""))..).count(),
+            None => 0,
+        }
+    }
+
+    /// Records that `item` was seen on air by a read started at `seen_at` and completed at
+    /// `now`. An unknown broadcast is reported On Air; returns whether it was one.
+    pub fn observe(&mut self, item: &Listed, seen_at: Millis, now: Millis) -> bool {
+        if self.gone.contains_key(&item.id) {
+            return false;
+        }
+        if let Some(&key) = self.keys.get(&item.id) {
+            let mut entry = self
+                .entries
+                .remove(&(key, item.id.clone()))
+                .expect("keys and entries agree");
+            entry.item = item.clone();
+            entry.seen_at = entry.seen_at.max(seen_at);
+            self.insert(entry);
+            return false;
+        }
+        self.insert(BookEntry {
+            item: item.clone(),
+            seen_at,
+        });
+        self.events.push_back(Event {
+            kind: EventKind::OnAir,
+            item: item.clone(),
+            at: now,
+        });
+        true
+    }
+
+    /// Reports the broadcast Off Air at `now` and forgets it.
+    pub fn off_air(&mut self, id: &str, now: Millis) {
+        let Some(key) = self.keys.remove(id) else {
+            return;
+        };
+        let id: Arc<str> = Arc::from(id);
+        if let Some(entry) = self.entries.remove(&(key, id.clone())) {
+            self.gone.insert(id, now);
+            self.events.push_back(Event {
+                kind: EventKind::OffAir,
+                item: entry.item,
+                at: now,
+            });
+        }
+    }
+
+    /// Applies a page snapshot from a read started at `requested_at`, completed at `now`:
+    /// reports its new broadcasts On Air, marks the known ones seen, and reports Off Air every
+    /// broadcast whose key lies strictly inside the page's [`absence_range`] but which the
+    /// page does not list. Returns the number of new broadcasts.
+    pub fn apply_snapshot(
+        &mut self,
+        view: &PageView,
+        per_page: u32,
+        requested_at: Millis,
+        now: Millis,
+    ) -> usize {
+        let new = view
+            .items
+            .iter()
+            .filter(|item| self.observe(item, requested_at, now))
+            .count();
+        if let Some((low, high)) = absence_range(view, per_page) {
+            let listed: HashSet<&str> = view.items.iter().map(|item| &*item.id).collect();
+            let absent: Vec<Arc<str>> = self
+                .between(low, high)
+                .filter(|entry| !listed.contains(&*entry.item.id))
+                .map(|entry| entry.item.id.clone())
+                .collect();
+            for id in absent {
+                self.off_air(&id, now);
+            }
+        }
+        new
+    }
+
+    /// The broadcasts whose key lies strictly between `low` and `high`.
+    pub fn between(&self, low: Millis, high: Millis) -> impl Iterator<Item = &BookEntry> {
+        let from = low.saturating_add(1);
+        let range = if from >= high {
+            None
+        } else {
+            Some(
+                self.entries
+                    .range((from, Arc::from(""))..(high, Arc::from(""))),
+            )
+        };
+        range.into_iter().flatten().map(|(_, entry)| entry)
+    }
+
+    /// Forgets gone ids reported before `cutoff` (a listing never shows them again after its
+    /// longest broadcast).
+    pub fn forget_gone_before(&mut self, cutoff: Millis) {
+        self.gone.retain(|_, at| *at >= cutoff);
+    }
+
+    /// The next event not yet polled.
+    pub fn pop_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn insert(&mut self, entry: BookEntry) {
+        let id = entry.item.id.clone();
+        let key = entry.item.key;
+        self.keys.insert(id.clone(), key);
+        self.entries.insert((key, id), entry);
+    }
+}

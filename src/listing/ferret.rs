@@ -1,0 +1,426 @@
+//! ferret's strategy.
+//!
+//! What it changes against the seed ([`super::seed`]):
+//!
+//! - **Off Air only from a proof.** A page is one snapshot of a list sorted by key, so a
+//!   broadcast whose key lies strictly between the first and the last item of a page, and
+//!   which the page does not list, was not on air when the page was rendered
+//!   ([`super::absence_range`]). Nothing else produces Off Air: not a failed read, not an empty
+//!   or short page that disagrees with the total, not an absence from a walk over several
+//!   pages while the list moved. An extended broadcast is always listed where its key says,
+//!   so it can never be reported gone.
+//! - **Reads aimed at frame boundaries.** A broadcast can only have ended at a boundary
+//!   (`key + k·frame`) unless it ended early. Once a boundary has passed (plus `settle`, so that
+//!   one read settles the neighbours due around it) the detector reads the page the book
+//!   predicts holds that key — the number of known broadcasts with a greater key, corrected by
+//!   what recent reads showed of that region — and steps up or down a page if the prediction
+//!   missed. These reads come first; nothing that ended at its frame waits for a sweep.
+//! - **Head sweeps.** Every `head_interval` it reads page 1, and the next page as long as the
+//!   last one showed a broadcast not seen before (the seed's duplicate ratio with a threshold of
+//!   1 and no look-ahead: a page of known items ends the sweep).
+//! - **A budgeted sweep.** What the budget leaves, minus `reserve` reads kept for the two
+//!   above, walks the pages below the head, the most recently started region first (the pages
+//!   down to `tolerance` and twice over), finding deep insertions and early ends.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::walk::{Direction, Walk};
+use super::{Book, BookEntry, Budget, Event, Millis, Pager, Params, ReadOutcome, HOUR, MINUTE};
+
+/// Why a read was made.
+#[derive(Debug, Clone)]
+enum Purpose {
+    /// The head sweep, at this page.
+    Head(u32),
+    /// A frame boundary of this broadcast has passed.
+    Due(Arc<str>),
+    /// The background sweep, in one of its regions.
+    Sweep(Region),
+}
+
+/// The sweep's regions.
+#[derive(Debug, Clone, Copy)]
+enum Region {
+    /// Broadcasts reserved within twice the tolerance.
+    Recent,
+    /// The rest of the list.
+    Rest,
+}
+
+/// The keys a page listed when it was last read.
+#[derive(Debug, Clone, Copy)]
+struct PageRange {
+    newest: Millis,
+    oldest: Millis,
+    at: Millis,
+}
+
+/// How long a page's range is trusted to say where a key is.
+const MAP_FRESH: Millis = 3 * MINUTE;
+
+/// A boundary read whose page did not bracket its broadcast's key.
+#[derive(Debug, Clone)]
+struct DueMiss {
+    id: Arc<str>,
+    page: u32,
+    /// Where the key lies: +1 below the page, −1 above it.
+    step: i32,
+}
+
+/// One sweep read in this many goes below the recent region.
+const REST_EVERY: u32 = 4;
+
+/// ferret's strategy; see the module documentation.
+#[derive(Debug)]
+pub struct FerretPager {
+    params: Params,
+    book: Book,
+    /// Head and boundary reads.
+    budget: Budget,
+    /// The sweep's own share.
+    sweep_budget: Budget,
+    per_page: u32,
+    total: Option<u64>,
+    requested: Option<(u32, Purpose, Millis)>,
+    /// When the next head sweep starts.
+    head_at: Millis,
+    /// The page the running head sweep reads next.
+    head_page: Option<u32>,
+    /// When the running head sweep started.
+    head_started: Millis,
+    /// The sweep's walk down the recent region.
+    recent_walk: Walk,
+    /// The sweep's walk up the rest of the list.
+    rest_walk: Walk,
+    /// Sweep reads so far.
+    sweep_reads: u32,
+    /// The last boundary read that did not bracket its broadcast.
+    due_miss: Option<DueMiss>,
+    /// What the latest read of each page showed.
+    map: BTreeMap<u32, PageRange>,
+    /// The latest time seen.
+    now: Millis,
+    /// Whether a head sweep has read the whole list once.
+    bootstrapped: bool,
+}
+
+impl FerretPager {
+    /// A ferret detector starting from `book`.
+    pub fn new(params: Params, book: Book) -> FerretPager {
+        FerretPager {
+            per_page: params.per_page.max(1),
+            budget: Budget::with_rate(
+                f64::from(params.budget_per_hour) * (1.0 - params.sweep_share.clamp(0.0, 1.0)),
+                &params,
+            ),
+            sweep_budget: Budget::with_rate(
+                f64::from(params.budget_per_hour) * params.sweep_share.clamp(0.0, 1.0),
+                &params,
+            ),
+            params,
+            book,
+            total: None,
+            requested: None,
+            head_at: Millis::MIN,
+            head_page: None,
+            head_started: Millis::MIN,
+            recent_walk: Walk::new(Direction::Down),
+            rest_walk: Walk::new(Direction::Up),
+            sweep_reads: 0,
+            due_miss: None,
+            map: BTreeMap::new(),
+            now: Millis::MIN,
+            bootstrapped: false,
+        }
+    }
+
+    /// The first frame boundary after the broadcast was last seen on air.
+    fn due(&self, entry: &BookEntry) -> Millis {
+        let frame = self.params.frame.max(1);
+        let since = (entry.seen_at - entry.item.key).max(0);
+        entry.item.key + (since / frame + 1) * frame
+    }
+
+    /// The broadcast whose boundary passed longest ago (at least `settle` ago), with its
+    /// boundary.
+    fn most_overdue(&self, now: Millis) -> Option<(&BookEntry, Millis)> {
+        self.book
+            .entries()
+            .map(|entry| (entry, self.due(entry)))
+            .filter(|(_, due)| due + self.params.settle <= now)
+            .min_by_key(|(entry, due)| (*due, entry.item.key))
+    }
+
+    /// The boundary read to make now, if any: `urgent` asks only for one whose wait passed
+    /// half the grace.
+    fn boundary_read(&self, now: Millis, urgent: bool) -> Option<(u32, Purpose)> {
+        let (entry, due) = self.most_overdue(now)?;
+        let waited = now - due;
+        let id = entry.item.id.clone();
+        // After a miss, walk from the missed page towards the key; else trust the book.
+        let page = match self.due_miss.as_ref().filter(|miss| miss.id == id) {
+            Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
+            None => self.predict(entry.item.key),
+        };
+        let ready = if urgent {
+            waited >= self.params.grace / 2
+        } else {
+            waited >= self.params.batch_wait
+        };
+        ready.then_some((page, Purpose::Due(id)))
+    }
+
+    fn last_page(&self) -> Option<u32> {
+        let total = self.total?;
+        Some(
+            total
+                .div_ceil(u64::from(self.per_page))
+                .clamp(1, u64::from(u32::MAX)) as u32,
+        )
+    }
+
+    /// The page the book predicts lists `key`.
+    fn predict(&self, key: Millis) -> u32 {
+        let fresh = |range: &&PageRange| range.at + MAP_FRESH >= self.now;
+        // A recent read of a page that held the key.
+        let holding = self
+            .map
+            .iter()
+            .filter(|(_, range)| range.oldest <= key && key <= range.newest)
+            .filter(|(_, range)| fresh(range))
+            .max_by_key(|(_, range)| range.at);
+        if let Some((&page, _)) = holding {
+            return page;
+        }
+        // Else count from the nearest recent page above it.
+        let above = self
+            .map
+            .iter()
+            .filter(|(_, range)| range.oldest > key && fresh(range))
+            .min_by_key(|(_, range)| range.oldest);
+        let position = match above {
+            Some((&page, range)) => {
+                let between = self.book.between(key, range.oldest);
+                u64::from(page) * u64::from(self.per_page) + self.count_live(between)
+            }
+            None => self.count_live(self.book.between(key, Millis::MAX)),
+        };
+        let page = (position / u64::from(self.per_page) + 1).min(u64::from(u32::MAX)) as u32;
+        self.last_page().map_or(page, |last| page.min(last))
+    }
+
+    /// The last page of the recent region: the broadcasts reserved within twice the
+    /// tolerance, where deep insertions that must not be missed appear and drift down.
+    fn recent_region_end(&self, now: Millis) -> u32 {
+        self.predict(now - 2 * self.params.tolerance).max(2)
+    }
+
+    /// The sweep's next page. It walks the recent region downwards (starts dominate there,
+    /// so the list drifts down and the walk sees repeats), and one read in [`REST_EVERY`] walks
+    /// the rest of the list upwards (ends dominate there); both without holes ([`Walk`]).
+    fn next_sweep_page(&mut self, now: Millis) -> (u32, Purpose) {
+        let recent_end = self.recent_region_end(now);
+        let last = self.last_page().unwrap_or(recent_end).max(recent_end);
+        self.sweep_reads += 1;
+        if self.sweep_reads % REST_EVERY == 0 && last > recent_end {
+            let page = self.rest_walk.page(recent_end + 1, last);
+            return (page, Purpose::Sweep(Region::Rest));
+        }
+        let page = self.recent_walk.page(2, recent_end);
+        (page, Purpose::Sweep(Region::Recent))
+    }
+
+    /// When the next boundary read becomes worth making.
+    fn boundary_wake(&self) -> Option<Millis> {
+        let due = self.book.entries().map(|entry| self.due(entry)).min()?;
+        Some(due + self.params.settle.max(self.params.batch_wait))
+    }
+
+    /// The next read, by priority: a boundary read late enough to threaten the grace, the
+    /// head sweep, a boundary read whose batch is full or has waited enough, the sweep.
+    fn choose(&mut self, now: Millis) -> Option<(u32, Purpose)> {
+        if self.budget.allows(now, 0) {
+            if let Some(read) = self.boundary_read(now, true) {
+                return Some(read);
+            }
+            if let Some(page) = self.head_page {
+                return Some((page, Purpose::Head(page)));
+            }
+            if now >= self.head_at {
+                self.head_started = now;
+                return Some((1, Purpose::Head(1)));
+            }
+            if let Some(read) = self.boundary_read(now, false) {
+                return Some(read);
+            }
+        }
+        let sweep_allowed =
+            self.sweep_budget.allows(now, 0) || self.budget.allows(now, self.params.reserve);
+        if sweep_allowed && self.total.is_some() {
+            return Some(self.next_sweep_page(now));
+        }
+        None
+    }
+
+    /// Counts the entries not past a frame boundary: those past one have most likely ended.
+    fn count_live<'a>(&self, entries: impl Iterator<Item = &'a BookEntry>) -> u64 {
+        entries
+            .filter(|entry| self.due(entry) + self.params.settle > self.now)
+            .count() as u64
+    }
+
+    fn record_range(&mut self, page: u32, newest: Millis, oldest: Millis) {
+        self.map.insert(
+            page,
+            PageRange {
+                newest,
+                oldest,
+                at: self.now,
+            },
+        );
+    }
+
+    fn after_due_read(
+        &mut self,
+        id: Arc<str>,
+        page: u32,
+        now: Millis,
+        first: Millis,
+        last: Millis,
+    ) {
+        self.due_miss = None;
+        let Some(entry) = self.book.get(&id) else {
+            return;
+        };
+        if self.due(entry) + self.params.settle > now {
+            // Seen, and due again at its next boundary.
+            return;
+        }
+        // Not bracketed: the key lies beyond one end of the page.
+        let key = entry.item.key;
+        let step = if key <= last { 1 } else { -1 };
+        debug_assert!(key <= last || key >= first);
+        if step < 0 && page == 1 {
+            return;
+        }
+        self.due_miss = Some(DueMiss { id, page, step });
+    }
+}
+
+impl Pager for FerretPager {
+    fn name(&self) -> &'static str {
+        "ferret"
+    }
+
+    fn poll_read(&mut self, now: Millis) -> Option<u32> {
+        self.now = self.now.max(now);
+        if self.requested.is_some() {
+            return None;
+        }
+        let (page, purpose) = self.choose(now)?;
+        if matches!(purpose, Purpose::Sweep(_)) && self.sweep_budget.allows(now, 0) {
+            self.sweep_budget.take(now);
+            self.budget.note(now);
+        } else {
+            self.budget.take(now);
+            self.sweep_budget.note(now);
+        }
+        self.requested = Some((page, purpose, now));
+        Some(page)
+    }
+
+    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
+        self.now = self.now.max(now);
+        let Some((page, purpose, requested_at)) = self.requested.take() else {
+            return;
+        };
+        // A failed read proves nothing: the same need asks again.
+        let ReadOutcome::Page(view) = outcome else {
+            return;
+        };
+        // Every page carries the channel's total.
+        self.total = view.total.or(self.total);
+        let len = view.items.len() as u32;
+        if len == 0 {
+            // Past the end of the list, the page is empty by right: whatever was looked for
+            // lies above. An empty page the total contradicts is a fault, read again.
+            let past_end = self
+                .total
+                .is_some_and(|total| u64::from(page - 1) * u64::from(self.per_page) >= total);
+            if past_end {
+                match purpose {
+                    Purpose::Head(_) => {
+                        self.head_page = None;
+                        self.head_at = self.head_started + self.params.head_interval;
+                    }
+                    Purpose::Due(id) => self.due_miss = Some(DueMiss { id, page, step: -1 }),
+                    Purpose::Sweep(_) => {}
+                }
+            }
+            return;
+        }
+        if page == 1 && view.total.is_some_and(|total| total > u64::from(len)) {
+            self.per_page = len;
+        }
+        let new = self
+            .book
+            .apply_snapshot(&view, self.per_page, requested_at, now);
+        let first = view.items.first().map_or(0, |item| item.key);
+        let last = view.items.last().map_or(0, |item| item.key);
+        self.record_range(page, first, last);
+        match purpose {
+            Purpose::Head(page) => {
+                let more = if self.bootstrapped {
+                    new > 0 && page < self.params.head_pages
+                } else {
+                    // The first sweep reads the whole list into the book.
+                    self.last_page().is_some_and(|last| page < last)
+                };
+                self.head_page = (more && len >= self.per_page).then_some(page + 1);
+                if self.head_page.is_none() {
+                    self.bootstrapped = true;
+                }
+                if self.head_page.is_none() {
+                    self.head_at = self.head_started + self.params.head_interval;
+                }
+            }
+            Purpose::Due(id) => self.after_due_read(id, page, now, first, last),
+            Purpose::Sweep(Region::Recent) => self.recent_walk.handle(&view),
+            Purpose::Sweep(Region::Rest) => self.rest_walk.handle(&view),
+        }
+        self.book.forget_gone_before(now - 12 * HOUR);
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.book.pop_event()
+    }
+
+    fn poll_timeout(&self) -> Option<Millis> {
+        if self.requested.is_some() {
+            return None;
+        }
+        let any = self.budget.ready_at(Millis::MIN, 0);
+        let mut wake = if self.total.is_some() {
+            self.budget
+                .ready_at(Millis::MIN, self.params.reserve)
+                .min(self.sweep_budget.ready_at(Millis::MIN, 0))
+        } else {
+            Millis::MAX
+        };
+        let head = if self.head_page.is_some() {
+            any
+        } else {
+            self.head_at
+        };
+        wake = wake.min(head.max(any));
+        if let Some(due) = self.boundary_wake() {
+            wake = wake.min(due.max(any));
+        }
+        Some(wake)
+    }
+
+    fn book(&self) -> &Book {
+        &self.book
+    }
+}

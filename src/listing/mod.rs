@@ -1,0 +1,346 @@
+//! Live listings: On Air / Off Air detection within a read budget (SPEC §1).
+//!
+//! A *listing* is a paginated feed (`…/recent/rss?p=N`) of every broadcast on air, a fixed
+//! number of items a page, newest sort key first. The sort key is the broadcast's reservation
+//! time (the item's `pubDate`); a broadcast appears when it starts and disappears when it
+//! ends, and its frame runs `frame` from the reservation, extended in steps of `frame`.
+//!
+//! Three strategies share one sans-IO interface, [`Pager`]:
+//!
+//! - [`naive`]: full scans at the budget, Off Air after two absences;
+//! - [`seed`]: the seed's adaptive head read and tail comparison, as SPEC §1 writes them;
+//! - [`ferret`]: ferret's own — proofs of absence from single page snapshots, reads aimed at
+//!   the frame boundaries where broadcasts end, head sweeps and a budgeted sweep for deep
+//!   insertions and early ends.
+//!
+//! The caller (the OnAirDetector actor, the simulator) asks [`Pager::poll_read`] which page to
+//! read, performs the read, hands the outcome to [`Pager::handle_read`], drains
+//! [`Pager::poll_event`] and sleeps until [`Pager::poll_timeout`]. Time is a virtual clock in
+//! milliseconds ([`Millis`]); nothing here reads the real one.
+//!
+//! [`sim`] holds the listing simulator, scenarios, the scorer and the oracle lower bound
+//! behind `ferret bench onair`.
+
+mod book;
+pub mod ferret;
+pub mod naive;
+pub mod seed;
+pub mod sim;
+mod walk;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+pub use book::{Book, BookEntry};
+
+/// A point or span of (virtual) time in milliseconds; points count from the Unix epoch.
+pub type Millis = i64;
+/// One second in [`Millis`].
+pub const SECOND: Millis = 1_000;
+/// One minute in [`Millis`].
+pub const MINUTE: Millis = 60 * SECOND;
+/// One hour in [`Millis`].
+pub const HOUR: Millis = 60 * MINUTE;
+
+/// One broadcast as a listing page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listed {
+    /// The item's guid (or the id the feed parser derived).
+    pub id: Arc<str>,
+    /// The sort key: the reservation time, from `pubDate`.
+    pub key: Millis,
+    /// The item's title.
+    pub title: Arc<str>,
+    /// The item's link.
+    pub link: Arc<str>,
+}
+
+/// What one read of a listing page returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageView {
+    /// The page number read (1-based).
+    pub page: u32,
+    /// The channel's total of broadcasts on air (`nicolive:total_count`), when it has one.
+    pub total: Option<u64>,
+    /// The items in the order the page lists them.
+    pub items: Vec<Listed>,
+}
+
+/// The outcome of one page read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadOutcome {
+    /// The page was fetched and parsed.
+    Page(PageView),
+    /// The read failed (network, status, unparseable); the page says nothing.
+    Failed,
+}
+
+impl ReadOutcome {
+    /// A page with no items.
+    pub fn empty(page: u32, total: Option<u64>) -> PageView {
+        PageView {
+            page,
+            total,
+            items: Vec::new(),
+        }
+    }
+}
+
+/// What a detector reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// The broadcast was seen on air for the first time.
+    OnAir,
+    /// The broadcast is proven to have left the listing.
+    OffAir,
+}
+
+/// One detection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// On Air or Off Air.
+    pub kind: EventKind,
+    /// The broadcast as last seen.
+    pub item: Listed,
+    /// Detection time: when the read that proved it completed.
+    pub at: Millis,
+}
+
+/// Which strategy a detector runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Full scans at the budget; Off Air after two absences.
+    Naive,
+    /// SPEC §1 as written.
+    Seed,
+    /// ferret's own strategy.
+    Ferret,
+}
+
+impl Strategy {
+    /// Every strategy, in the order tables show them.
+    pub const ALL: [Strategy; 3] = [Strategy::Naive, Strategy::Seed, Strategy::Ferret];
+
+    /// The strategy's name in config and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Naive => "naive",
+            Strategy::Seed => "seed",
+            Strategy::Ferret => "ferret",
+        }
+    }
+}
+
+/// Every duration, threshold and count of a listing detector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// Items a page until page 1 shows the real figure.
+    pub per_page: u32,
+    /// A broadcast's frame from its reservation; extensions add whole frames.
+    pub frame: Millis,
+    /// A broadcast that ended at a frame boundary must be reported within this.
+    pub grace: Millis,
+    /// Broadcasts starting this long after their reservation may be missed.
+    pub tolerance: Millis,
+    /// Reads an hour the detector may spend.
+    pub budget_per_hour: u32,
+    /// The shortest time between the starts of two reads.
+    pub min_interval: Millis,
+    /// Seed: duplicate ratio `Id/It` at which the head read may stop.
+    pub dup_threshold: f64,
+    /// Seed: pages read as insurance once the ratio reached the threshold.
+    pub look_ahead: u32,
+    /// Ferret: how often the head sweep starts at page 1.
+    pub head_interval: Millis,
+    /// Ferret: the deepest page of a head sweep (it stops earlier at a page of known items).
+    pub head_pages: u32,
+    /// Ferret: how long after a frame boundary a broadcast is first worth checking (the site
+    /// needs a moment to drop it).
+    pub settle: Millis,
+    /// Ferret: how long a passed boundary may wait for its neighbours, so that one read
+    /// settles a whole page of them. Past `grace / 2` a boundary read goes before the head.
+    pub batch_wait: Millis,
+    /// Ferret: share of the budget set aside for the sweep; head and boundary reads spend the
+    /// rest, and the sweep also takes what they leave above `reserve`.
+    pub sweep_share: f64,
+    /// Ferret: reads kept back for head and frame-boundary reads before the sweep may use
+    /// their share.
+    pub reserve: u32,
+    /// The most reads the budget lets accumulate while idle.
+    pub burst: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            per_page: 18,
+            frame: 30 * MINUTE,
+            grace: 5 * MINUTE,
+            tolerance: 5 * MINUTE,
+            budget_per_hour: 900,
+            min_interval: SECOND,
+            dup_threshold: 0.5,
+            look_ahead: 1,
+            head_interval: 18 * SECOND,
+            head_pages: 2,
+            settle: 5 * SECOND,
+            batch_wait: 60 * SECOND,
+            sweep_share: 0.45,
+            reserve: 3,
+            burst: 8,
+        }
+    }
+}
+
+impl Params {
+    /// The same listing on a clock `factor` times faster: every duration divided by `factor`,
+    /// the budget multiplied by it.
+    pub fn compressed(&self, factor: u32) -> Params {
+        let factor = factor.max(1);
+        let scale = |t: Millis| (t / Millis::from(factor)).max(1);
+        Params {
+            frame: scale(self.frame),
+            grace: scale(self.grace),
+            tolerance: scale(self.tolerance),
+            budget_per_hour: self.budget_per_hour.saturating_mul(factor),
+            min_interval: scale(self.min_interval),
+            head_interval: scale(self.head_interval),
+            settle: scale(self.settle),
+            batch_wait: scale(self.batch_wait),
+            ..self.clone()
+        }
+    }
+
+    /// The average time between reads the budget allows.
+    pub fn read_spacing(&self) -> Millis {
+        (HOUR / Millis::from(self.budget_per_hour.max(1))).max(self.min_interval)
+    }
+}
+
+/// The sans-IO interface of every listing strategy.
+///
+/// At most one read is outstanding: after [`Pager::poll_read`] returned a page, the caller
+/// must answer with [`Pager::handle_read`] before asking again.
+pub trait Pager: Send {
+    /// The strategy's name.
+    fn name(&self) -> &'static str;
+    /// The page to read now, if the strategy wants one and the budget allows it.
+    fn poll_read(&mut self, now: Millis) -> Option<u32>;
+    /// The outcome of the read [`Pager::poll_read`] asked for, completed at `now`.
+    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome);
+    /// The next detection, if any.
+    fn poll_event(&mut self) -> Option<Event>;
+    /// When [`Pager::poll_read`] may next have something to do.
+    fn poll_timeout(&self) -> Option<Millis>;
+    /// The broadcasts believed on air.
+    fn book(&self) -> &Book;
+}
+
+/// Builds a detector of the given strategy, starting from `book` (empty, or restored from the
+/// store).
+pub fn pager(strategy: Strategy, params: Params, book: Book) -> Box<dyn Pager> {
+    match strategy {
+        Strategy::Naive => Box::new(naive::NaivePager::new(params, book)),
+        Strategy::Seed => Box::new(seed::SeedPager::new(params, book)),
+        Strategy::Ferret => Box::new(ferret::FerretPager::new(params, book)),
+    }
+}
+
+/// A budget of reads an hour as a token bucket: one token every `HOUR / budget`, at most
+/// `burst` kept.
+#[derive(Debug, Clone)]
+pub(crate) struct Budget {
+    spacing: Millis,
+    burst: Millis,
+    /// The time at which the bucket was empty, had no read been taken since; tokens at `now`
+    /// are `(now - empty_at) / spacing`, capped at `burst`.
+    empty_at: Option<Millis>,
+    min_interval: Millis,
+    last_read: Option<Millis>,
+}
+
+impl Budget {
+    pub(crate) fn new(params: &Params) -> Budget {
+        Budget::with_rate(f64::from(params.budget_per_hour), params)
+    }
+
+    /// A bucket filling at `per_hour` reads an hour, with the burst and minimum interval of
+    /// `params`.
+    pub(crate) fn with_rate(per_hour: f64, params: &Params) -> Budget {
+        let spacing = (HOUR as f64 / per_hour.max(1e-3)).round().max(1.0) as Millis;
+        Budget {
+            spacing,
+            burst: Millis::from(params.burst.max(1)),
+            empty_at: None,
+            min_interval: params.min_interval,
+            last_read: None,
+        }
+    }
+
+    /// Records a read started at `now` paid from another bucket (for the minimum interval).
+    pub(crate) fn note(&mut self, now: Millis) {
+        self.last_read = Some(now);
+    }
+
+    fn tokens(&self, now: Millis) -> Millis {
+        match self.empty_at {
+            // A fresh detector starts with a full bucket.
+            None => self.burst,
+            Some(empty_at) => ((now - empty_at) / self.spacing).min(self.burst),
+        }
+    }
+
+    /// The earliest time at which a read keeping `keep` tokens back is allowed.
+    pub(crate) fn ready_at(&self, now: Millis, keep: u32) -> Millis {
+        let need = 1 + Millis::from(keep);
+        let by_interval = self.last_read.map_or(now, |last| last + self.min_interval);
+        let by_tokens = match self.empty_at {
+            None if need <= self.burst => now,
+            None => Millis::MAX,
+            Some(_) if need > self.burst => Millis::MAX,
+            Some(empty_at) => empty_at + need * self.spacing,
+        };
+        by_interval.max(by_tokens).max(now)
+    }
+
+    /// Whether a read keeping `keep` tokens back may start at `now`.
+    pub(crate) fn allows(&self, now: Millis, keep: u32) -> bool {
+        self.ready_at(now, keep) <= now
+    }
+
+    /// Takes one token for a read starting at `now`.
+    pub(crate) fn take(&mut self, now: Millis) {
+        let tokens = self.tokens(now);
+        // Recompute the empty time from the tokens left after this read.
+        self.empty_at = Some(now - (tokens - 1).max(0) * self.spacing);
+        self.last_read = Some(now);
+    }
+}
+
+/// The range of sort keys, exclusive at both ends, inside which a page snapshot proves
+/// absence: any broadcast on air with a key strictly inside it must be on the page.
+///
+/// The page must list its items newest first; one that does not proves nothing. Page 1 has no
+/// upper end. A page that is short and whose length agrees with the channel's total is the
+/// last one and has no lower end; a short page that disagrees (a truncated answer) proves only
+/// between its own items.
+pub fn absence_range(view: &PageView, per_page: u32) -> Option<(Millis, Millis)> {
+    let first = view.items.first()?;
+    let last = view.items.last()?;
+    if view.items.windows(2).any(|pair| pair[0].key < pair[1].key) {
+        return None;
+    }
+    let high = if view.page == 1 {
+        Millis::MAX
+    } else {
+        first.key
+    };
+    let len = view.items.len() as u64;
+    let is_last = len <= u64::from(per_page)
+        && view.total == Some(u64::from(view.page.saturating_sub(1)) * u64::from(per_page) + len);
+    let low = if is_last { Millis::MIN } else { last.key };
+    Some((low, high))
+}

@@ -1,0 +1,312 @@
+//! The listing simulator: a discrete-event world of broadcasts with the facts of SPEC §1, the
+//! scorer that compares a detector's events with its ground truth, and the oracle lower bound.
+//!
+//! The world is generated up front from a [`Scenario`] and a seed: reservations arrive as a
+//! Poisson process whose rate follows the daily swing; each broadcast starts after a gap drawn
+//! from the scenario's bands and ends at its frame, early, or after extensions. The listing at
+//! any time is every broadcast started and not ended, sorted by reservation (newest first,
+//! then the newer id). A read takes time: the page is rendered halfway through it, and may
+//! fail or come back empty.
+
+mod oracle;
+mod scenario;
+mod score;
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+pub use oracle::{lower_bound, LowerBound};
+pub use scenario::{Ends, GapBand, Reads, Scenario, Starts, BUILT_IN};
+pub use score::{run, Report};
+
+use super::{Listed, Millis, PageView, ReadOutcome, HOUR, MINUTE, SECOND};
+
+/// How a broadcast ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// At the end of its first frame.
+    Frame,
+    /// Before the end of its first frame.
+    Early,
+    /// At the end of a later frame, after this many extensions.
+    Extended(u32),
+}
+
+/// One simulated broadcast: the ground truth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broadcast {
+    /// Its number; the listing shows `lv{number}`.
+    pub number: u64,
+    /// Reservation time, whole seconds: the sort key and the item's `pubDate`.
+    pub key: Millis,
+    /// When it appears in the listing.
+    pub start: Millis,
+    /// When it leaves the listing.
+    pub end: Millis,
+    /// How it ends.
+    pub ending: Ending,
+}
+
+impl Broadcast {
+    /// The listing's id of a broadcast number.
+    pub fn id_of(number: u64) -> String {
+        format!("lv{number}")
+    }
+
+    /// The broadcast number behind a listing id, if it is one.
+    pub fn number_of(id: &str) -> Option<u64> {
+        id.strip_prefix("lv")?.parse().ok()
+    }
+}
+
+/// The simulated listing.
+#[derive(Debug)]
+pub struct World {
+    scenario: Scenario,
+    broadcasts: Vec<Broadcast>,
+    /// Indices into `broadcasts` by start, and by end.
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+    next_start: usize,
+    next_end: usize,
+    live: BTreeSet<(Reverse<Millis>, Reverse<u64>)>,
+    now: Millis,
+    rng: SmallRng,
+    link_base: Arc<str>,
+}
+
+/// The first broadcast number, so that ids look like the real ones.
+const FIRST_NUMBER: u64 = 10_000_000;
+
+impl World {
+    /// Generates the world from `t0 − (longest broadcast)` to `t0 + span`, and moves it to
+    /// `t0`, when the listing is in its steady state.
+    pub fn new(scenario: &Scenario, t0: Millis, span: Millis) -> World {
+        let mut rng = SmallRng::seed_from_u64(scenario.seed);
+        let frame = scenario.frame().max(1);
+        let longest = (scenario.ends.max_hours * HOUR as f64) as Millis;
+        let max_extensions = ((longest / frame) - 1).max(0) as u32;
+        let peak = scenario
+            .starts
+            .peak_per_hour
+            .max(scenario.starts.off_peak_per_hour);
+        let mut broadcasts = Vec::new();
+        let mut t = (t0 - longest - frame) as f64;
+        let end = (t0 + span) as f64;
+        let second = SECOND as f64;
+        loop {
+            // Thinning: candidates at the peak rate, kept with probability rate(t) / peak.
+            t += -(1.0 - rng.random::<f64>()).ln() / peak * HOUR as f64;
+            if t >= end {
+                break;
+            }
+            if rng.random::<f64>() * peak > scenario.rate_at(t as Millis - t0) {
+                continue;
+            }
+            let key = ((t / second).floor() * second) as Millis;
+            let start = key + gap(&scenario.gaps, &mut rng);
+            let (end, ending) = ending(scenario, key, start, frame, max_extensions, &mut rng);
+            broadcasts.push(Broadcast {
+                number: FIRST_NUMBER + broadcasts.len() as u64,
+                key,
+                start,
+                end,
+                ending,
+            });
+        }
+        let mut starts: Vec<usize> = (0..broadcasts.len()).collect();
+        starts.sort_by_key(|&i| (broadcasts[i].start, i));
+        let mut ends = starts.clone();
+        ends.sort_by_key(|&i| (broadcasts[i].end, i));
+        let mut world = World {
+            scenario: scenario.clone(),
+            broadcasts,
+            starts,
+            ends,
+            next_start: 0,
+            next_end: 0,
+            live: BTreeSet::new(),
+            now: Millis::MIN,
+            rng,
+            link_base: Arc::from("https://live.nicovideo.jp/watch/"),
+        };
+        world.advance(t0);
+        world
+    }
+
+    /// Sets the prefix of item links (the id is appended).
+    pub fn with_link_base(mut self, base: &str) -> World {
+        self.link_base = Arc::from(base);
+        self
+    }
+
+    /// The ground truth: every broadcast, in reservation order.
+    pub fn broadcasts(&self) -> &[Broadcast] {
+        &self.broadcasts
+    }
+
+    /// The broadcast with this number.
+    pub fn broadcast(&self, number: u64) -> Option<&Broadcast> {
+        let index = number.checked_sub(FIRST_NUMBER)?;
+        self.broadcasts.get(usize::try_from(index).ok()?)
+    }
+
+    /// The scenario the world was made from.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Broadcasts on air now.
+    pub fn on_air(&self) -> usize {
+        self.live.len()
+    }
+
+    /// The world's clock.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// Moves the world to `t`: every start and end up to it happens. Time never goes back.
+    pub fn advance(&mut self, t: Millis) {
+        if t <= self.now {
+            return;
+        }
+        while let Some(&i) = self.starts.get(self.next_start) {
+            let broadcast = &self.broadcasts[i];
+            if broadcast.start > t {
+                break;
+            }
+            if broadcast.end > t {
+                self.live
+                    .insert((Reverse(broadcast.key), Reverse(broadcast.number)));
+            }
+            self.next_start += 1;
+        }
+        while let Some(&i) = self.ends.get(self.next_end) {
+            let broadcast = &self.broadcasts[i];
+            if broadcast.end > t {
+                break;
+            }
+            self.live
+                .remove(&(Reverse(broadcast.key), Reverse(broadcast.number)));
+            self.next_end += 1;
+        }
+        self.now = t;
+    }
+
+    /// The 0-based position in the listing now of a broadcast with this key and number (where
+    /// it is, or where it would be).
+    pub fn position(&self, key: Millis, number: u64) -> usize {
+        self.live.range(..(Reverse(key), Reverse(number))).count()
+    }
+
+    /// Page `page` (1-based) as the listing shows it now, without faults.
+    pub fn page(&self, page: u32) -> PageView {
+        let per_page = self.scenario.per_page as usize;
+        let skip = (page.max(1) as usize - 1).saturating_mul(per_page);
+        let items = self
+            .live
+            .iter()
+            .skip(skip)
+            .take(per_page)
+            .map(|&(Reverse(key), Reverse(number))| self.listed(key, number))
+            .collect();
+        PageView {
+            page,
+            total: Some(self.live.len() as u64),
+            items,
+        }
+    }
+
+    fn listed(&self, key: Millis, number: u64) -> Listed {
+        let id = Broadcast::id_of(number);
+        Listed {
+            title: Arc::from(format!("Broadcast {number}")),
+            link: Arc::from(format!("{}{id}", self.link_base)),
+            id: Arc::from(id),
+            key,
+        }
+    }
+
+    /// A read of `page` requested at `at`: returns the outcome and when it completes. The page
+    /// is rendered halfway through the read; the world moves on to it.
+    pub fn read(&mut self, page: u32, at: Millis) -> (ReadOutcome, Millis) {
+        let reads = &self.scenario.reads;
+        let latency = self
+            .rng
+            .random_range(reads.latency_min_ms..=reads.latency_max_ms)
+            .round() as Millis;
+        let (failed, empty) = (reads.failed, reads.empty);
+        self.advance(at + latency / 2);
+        let fault: f64 = self.rng.random();
+        let outcome = if fault < failed {
+            ReadOutcome::Failed
+        } else if fault < failed + empty {
+            ReadOutcome::Page(PageView {
+                page,
+                total: Some(self.live.len() as u64),
+                items: Vec::new(),
+            })
+        } else {
+            ReadOutcome::Page(self.page(page))
+        };
+        (outcome, at + latency.max(1))
+    }
+}
+
+fn gap(bands: &[GapBand], rng: &mut SmallRng) -> Millis {
+    let mut pick: f64 = rng.random();
+    let band = bands
+        .iter()
+        .find(|band| {
+            pick -= band.share;
+            pick < 0.0
+        })
+        .or(bands.last());
+    band.map_or(0, |band| {
+        let seconds = if band.max_seconds > band.min_seconds {
+            rng.random_range(band.min_seconds..band.max_seconds)
+        } else {
+            band.min_seconds
+        };
+        (seconds * SECOND as f64).round() as Millis
+    })
+}
+
+fn ending(
+    scenario: &Scenario,
+    key: Millis,
+    start: Millis,
+    frame: Millis,
+    max_extensions: u32,
+    rng: &mut SmallRng,
+) -> (Millis, Ending) {
+    let ends = &scenario.ends;
+    let first_frame = key + frame;
+    let pick: f64 = rng.random();
+    if pick < ends.early {
+        let minutes = if ends.early_max_minutes > ends.early_min_minutes {
+            rng.random_range(ends.early_min_minutes..ends.early_max_minutes)
+        } else {
+            ends.early_min_minutes
+        };
+        let end = start + (minutes * MINUTE as f64).round() as Millis;
+        if end < first_frame {
+            return (end, Ending::Early);
+        }
+    } else if pick < ends.early + ends.extend && max_extensions > 0 {
+        let mut extensions = 1;
+        while extensions < max_extensions && rng.random::<f64>() < ends.extend_again {
+            extensions += 1;
+        }
+        return (
+            key + frame * Millis::from(extensions + 1),
+            Ending::Extended(extensions),
+        );
+    }
+    (first_frame.max(start + 1), Ending::Frame)
+}

@@ -1,0 +1,222 @@
+//! Runs a detector against the simulated world on a virtual clock and scores its events
+//! against the ground truth.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::{Broadcast, Ending, Scenario, World};
+use crate::listing::{pager, Book, EventKind, Millis, Params, Strategy, HOUR, MINUTE};
+
+/// A detector's score on one scenario.
+///
+/// On Air is scored for broadcasts starting in the scored window (after the warm-up, and at
+/// least two minutes before the end); Off Air for broadcasts ending in it, at least
+/// `grace + 1 min` before the end. Off Air latency covers broadcasts that ended at a frame
+/// boundary (the ones that must never slip); early ends are counted apart.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The strategy's name.
+    pub strategy: String,
+    /// Hours scored.
+    pub hours: f64,
+    /// Mean reads an hour in the scored window.
+    pub reads_per_hour: f64,
+    /// Reads in the busiest whole hour (the mean when the window is shorter than an hour).
+    pub reads_worst_hour: f64,
+    /// Broadcasts that started in the window.
+    pub on_air: usize,
+    /// Of them, never reported On Air.
+    pub on_air_missed: usize,
+    /// Of the missed, those whose gap exceeded the tolerance (allowed).
+    pub on_air_missed_tolerated: usize,
+    /// On Air reported twice for the same broadcast.
+    pub on_air_duplicates: usize,
+    /// On Air latency from the start, seconds: median.
+    pub on_air_p50: f64,
+    /// 95th percentile.
+    pub on_air_p95: f64,
+    /// Maximum.
+    pub on_air_max: f64,
+    /// Off Air reported while the broadcast was still on air (anywhere in the run).
+    pub false_off_air: usize,
+    /// Broadcasts that ended at a frame boundary in the window.
+    pub frame_ends: usize,
+    /// Of them, not reported within the grace.
+    pub slipped: usize,
+    /// Off Air latency of frame ends, seconds: median.
+    pub off_air_p50: f64,
+    /// 95th percentile.
+    pub off_air_p95: f64,
+    /// Maximum.
+    pub off_air_max: f64,
+    /// Broadcasts that ended early in the window.
+    pub early_ends: usize,
+    /// Of them, reported before their frame boundary.
+    pub early_detected: usize,
+}
+
+/// Runs `strategy` for `span` of virtual time on a world from `scenario` and scores it.
+pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Millis) -> Report {
+    let t0 = scenario.virtual_t0();
+    let mut world = World::new(scenario, t0, span + 10 * MINUTE);
+    let mut detector = pager(strategy, params.clone(), Book::new());
+    let end = t0 + span;
+    let mut now = t0;
+    let mut reads = Vec::new();
+    let mut on_air: HashMap<u64, Vec<Millis>> = HashMap::new();
+    let mut off_air: HashMap<u64, Millis> = HashMap::new();
+    let mut false_off_air = 0;
+    loop {
+        while let Some(event) = detector.poll_event() {
+            let Some(number) = Broadcast::number_of(&event.item.id) else {
+                continue;
+            };
+            match event.kind {
+                EventKind::OnAir => on_air.entry(number).or_default().push(event.at),
+                EventKind::OffAir => {
+                    if world.broadcast(number).is_some_and(|b| event.at < b.end) {
+                        false_off_air += 1;
+                    }
+                    off_air.entry(number).or_insert(event.at);
+                }
+            }
+        }
+        if now >= end {
+            break;
+        }
+        if let Some(page) = detector.poll_read(now) {
+            let (outcome, done) = world.read(page, now);
+            reads.push(now);
+            now = done;
+            detector.handle_read(now, outcome);
+            continue;
+        }
+        let wake = detector
+            .poll_timeout()
+            .unwrap_or(now + MINUTE)
+            .clamp(now + 1, end);
+        now = wake;
+        world.advance(now);
+    }
+
+    let from = t0 + (scenario.warmup_minutes * MINUTE as f64) as Millis;
+    let on_air_to = end - 2 * MINUTE;
+    let off_air_to = end - params.grace - MINUTE;
+    let mut report = Report {
+        strategy: strategy.name().to_string(),
+        hours: (end - from) as f64 / HOUR as f64,
+        reads_per_hour: 0.0,
+        reads_worst_hour: 0.0,
+        on_air: 0,
+        on_air_missed: 0,
+        on_air_missed_tolerated: 0,
+        on_air_duplicates: on_air.values().filter(|ats| ats.len() > 1).count(),
+        on_air_p50: 0.0,
+        on_air_p95: 0.0,
+        on_air_max: 0.0,
+        false_off_air,
+        frame_ends: 0,
+        slipped: 0,
+        off_air_p50: 0.0,
+        off_air_p95: 0.0,
+        off_air_max: 0.0,
+        early_ends: 0,
+        early_detected: 0,
+    };
+    let (per_hour, worst) = read_rates(&reads, from, end);
+    report.reads_per_hour = per_hour;
+    report.reads_worst_hour = worst;
+
+    let frame = scenario.frame();
+    let mut on_latency = Vec::new();
+    let mut off_latency = Vec::new();
+    for broadcast in world.broadcasts() {
+        if (from..on_air_to).contains(&broadcast.start) {
+            report.on_air += 1;
+            match on_air.get(&broadcast.number) {
+                Some(ats) => on_latency.push(ats[0] - broadcast.start),
+                None => {
+                    report.on_air_missed += 1;
+                    if broadcast.start - broadcast.key > params.tolerance {
+                        report.on_air_missed_tolerated += 1;
+                    }
+                }
+            }
+        }
+        if !(from..off_air_to).contains(&broadcast.end) {
+            continue;
+        }
+        let reported = off_air.get(&broadcast.number).copied();
+        match broadcast.ending {
+            Ending::Early => {
+                report.early_ends += 1;
+                if reported.is_some_and(|at| at < broadcast.key + frame) {
+                    report.early_detected += 1;
+                }
+            }
+            Ending::Frame | Ending::Extended(_) => {
+                report.frame_ends += 1;
+                match reported {
+                    Some(at) if at >= broadcast.end => {
+                        off_latency.push(at - broadcast.end);
+                        if at > broadcast.end + params.grace {
+                            report.slipped += 1;
+                        }
+                    }
+                    // Reported before its end: counted as a false Off Air above.
+                    Some(_) => {}
+                    // Never reported On Air: counted as a missed On Air, not again here.
+                    None if !on_air.contains_key(&broadcast.number) => {}
+                    None => report.slipped += 1,
+                }
+            }
+        }
+    }
+    (report.on_air_p50, report.on_air_p95, report.on_air_max) = percentiles(&mut on_latency);
+    (report.off_air_p50, report.off_air_p95, report.off_air_max) = percentiles(&mut off_latency);
+    report
+}
+
+/// Mean reads an hour between `from` and `end`, and the most in any whole hour.
+fn read_rates(reads: &[Millis], from: Millis, end: Millis) -> (f64, f64) {
+    let hours = (end - from) as f64 / HOUR as f64;
+    let scored: Vec<Millis> = reads.iter().copied().filter(|&t| t >= from).collect();
+    let mean = if hours > 0.0 {
+        scored.len() as f64 / hours
+    } else {
+        0.0
+    };
+    // Sliding one-hour window over the reads, if the window holds one.
+    if end - from < HOUR {
+        return (mean, mean);
+    }
+    let mut worst = 0;
+    let mut tail = 0;
+    for (head, &t) in scored.iter().enumerate() {
+        while scored[tail] <= t - HOUR {
+            tail += 1;
+        }
+        if t - HOUR >= from {
+            worst = worst.max(head + 1 - tail);
+        }
+    }
+    (mean, worst as f64)
+}
+
+/// Median, 95th percentile and maximum, in seconds.
+fn percentiles(values: &mut [Millis]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    values.sort_unstable();
+    let at = |q: f64| {
+        let rank = ((values.len() as f64 * q).ceil() as usize).clamp(1, values.len());
+        values[rank - 1] as f64 / 1_000.0
+    };
+    (
+        at(0.5),
+        at(0.95),
+        *values.last().unwrap_or(&0) as f64 / 1_000.0,
+    )
+}
