@@ -240,21 +240,23 @@ impl World {
             .rng
             .random_range(reads.latency_min_ms..=reads.latency_max_ms)
             .round() as Millis;
-        let (failed, empty) = (reads.failed, reads.empty);
-        self.advance(at + latency / 2);
+        let outcome = self.serve(page, at + latency / 2);
+        (outcome, at + latency.max(1))
+    }
+
+    /// The page as the listing serves it at `at` (the world moves on to it), with the
+    /// scenario's faults: a failed read, or an empty page under the true total.
+    pub fn serve(&mut self, page: u32, at: Millis) -> ReadOutcome {
+        self.advance(at);
+        let (failed, empty) = (self.scenario.reads.failed, self.scenario.reads.empty);
         let fault: f64 = self.rng.random();
-        let outcome = if fault < failed {
+        if fault < failed {
             ReadOutcome::Failed
         } else if fault < failed + empty {
-            ReadOutcome::Page(PageView {
-                page,
-                total: Some(self.live.len() as u64),
-                items: Vec::new(),
-            })
+            ReadOutcome::Page(ReadOutcome::empty(page, Some(self.live.len() as u64)))
         } else {
             ReadOutcome::Page(self.page(page))
-        };
-        (outcome, at + latency.max(1))
+        }
     }
 }
 
