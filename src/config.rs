@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::fetch::{RetryPolicy, DEFAULT_USER_AGENT};
+use crate::listing::{Params, Strategy};
 use crate::role::Role;
 use crate::supervision::RestartPolicy;
 
@@ -81,6 +82,8 @@ pub struct Settings {
     pub fetch: FetchSettings,
     /// `[[feeds]]`: the feeds to fetch, in file order; names are unique.
     pub feeds: Vec<FeedSource>,
+    /// `[[listings]]`: the live listings to watch for On Air / Off Air; names are unique.
+    pub listings: Vec<ListingSource>,
 }
 
 /// `[runtime]`.
@@ -206,6 +209,33 @@ pub struct FeedSource {
     pub lean: bool,
 }
 
+/// One `[[listings]]` entry: a paginated live listing watched for On Air / Off Air.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListingSource {
+    /// Unique name: the `listing` of its events, and its name in the API and metrics.
+    pub name: String,
+    /// The page URL with `{page}` where the page number goes.
+    pub url: String,
+    /// The strategy that decides what to read.
+    pub strategy: Strategy,
+    /// Every duration, threshold and count of the detector.
+    pub params: Params,
+    /// The channel element holding the total on air, as `prefix:name` (or a bare name);
+    /// `None` when the listing has none and its end is found by the first short page.
+    pub total_element: Option<(String, String)>,
+    /// Append every event as a JSON line to this file.
+    pub events_file: Option<PathBuf>,
+    /// Also print every event as a JSON line on standard output.
+    pub events_stdout: bool,
+}
+
+impl ListingSource {
+    /// The URL of page `page`.
+    pub fn page_url(&self, page: u32) -> String {
+        self.url.replace("{page}", &page.to_string())
+    }
+}
+
 impl FeedSource {
     /// The host of [`FeedSource::url`] as written: the key of per-host politeness.
     pub fn host(&self) -> &str {
@@ -255,7 +285,7 @@ impl Settings {
             .map(|&role| format!("{role} {}", self.actors.count(role)))
             .collect();
         format!(
-            "config OK: {} instances ({}); http {}:{}; store {}; restarts ≤ {} per {:?}; {} feed{}",
+            "config OK: {} instances ({}); http {}:{}; store {}; restarts ≤ {} per {:?}; {} feed{}; {} listing{}",
             self.actors.total(),
             pools.join(", "),
             self.server.bind,
@@ -265,6 +295,8 @@ impl Settings {
             self.supervisor.period,
             self.feeds.len(),
             if self.feeds.len() == 1 { "" } else { "s" },
+            self.listings.len(),
+            if self.listings.len() == 1 { "" } else { "s" },
         )
     }
 }
@@ -284,6 +316,7 @@ pub struct RawConfig {
     debug: RawDebug,
     fetch: RawFetch,
     feeds: Vec<RawFeed>,
+    listings: Vec<RawListing>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -355,6 +388,30 @@ struct RawFeed {
     lean: Option<bool>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawListing {
+    name: Option<String>,
+    url: Option<String>,
+    strategy: Option<Strategy>,
+    per_page: Option<i64>,
+    frame_secs: Option<f64>,
+    grace_secs: Option<f64>,
+    tolerance_secs: Option<f64>,
+    budget_per_hour: Option<i64>,
+    min_interval_ms: Option<i64>,
+    dup_threshold: Option<f64>,
+    look_ahead: Option<i64>,
+    head_interval_ms: Option<i64>,
+    head_pages: Option<i64>,
+    settle_ms: Option<i64>,
+    batch_wait_ms: Option<i64>,
+    sweep_share: Option<f64>,
+    total_element: Option<String>,
+    events_file: Option<String>,
+    events_stdout: Option<bool>,
+}
+
 const SECTIONS: &[&str] = &[
     "runtime",
     "server",
@@ -365,6 +422,7 @@ const SECTIONS: &[&str] = &[
     "debug",
     "fetch",
     "feeds",
+    "listings",
 ];
 
 impl RawConfig {
@@ -400,6 +458,7 @@ impl RawConfig {
                 "debug" => raw.debug = section(&name, value, p),
                 "fetch" => raw.fetch = section(&name, value, p),
                 "feeds" => raw.feeds = array_of_tables(&name, value, p),
+                "listings" => raw.listings = array_of_tables(&name, value, p),
                 _ => problems.push(Problem {
                     message: format!("unknown table; expected one of {}", SECTIONS.join(", ")),
                     key: name,
@@ -597,6 +656,7 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
 
     let fetch = validate_fetch(&raw.fetch, &mut check);
     let feeds = validate_feeds(&raw.feeds, &mut check);
+    let listings = validate_listings(&raw.listings, base_dir, &mut check);
 
     check.finish(Settings {
         runtime,
@@ -608,6 +668,7 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
         debug,
         fetch,
         feeds,
+        listings,
     })
 }
 
@@ -734,6 +795,174 @@ fn validate_feeds(raw: &[RawFeed], check: &mut Check) -> Vec<FeedSource> {
         });
     }
     feeds
+}
+
+fn validate_listings(
+    raw: &[RawListing],
+    base_dir: Option<&Path>,
+    check: &mut Check,
+) -> Vec<ListingSource> {
+    let mut seen = BTreeMap::new();
+    let mut listings = Vec::new();
+    for (i, listing) in raw.iter().enumerate() {
+        let key = |field: &str| format!("listings[{i}].{field}");
+        let name = listing.name.as_deref().map(str::trim).unwrap_or("");
+        if name.is_empty() {
+            check.problem(
+                &key("name"),
+                "missing: every [[listings]] entry needs a name",
+            );
+        } else if let Some(first) = seen.insert(name.to_string(), i) {
+            check.problem(
+                &key("name"),
+                format!("`{name}` is already the name of listings[{first}]"),
+            );
+        }
+        let url = listing.url.as_deref().map(str::trim).unwrap_or("");
+        if url.is_empty() {
+            check.problem(&key("url"), "missing: every [[listings]] entry needs a url");
+        } else if url_host(url).is_none() || url.chars().any(char::is_whitespace) {
+            check.problem(
+                &key("url"),
+                format!("`{url}` is not an http:// or https:// URL with a host"),
+            );
+        } else if !url.contains("{page}") {
+            check.problem(
+                &key("url"),
+                "must contain `{page}` where the page number goes",
+            );
+        }
+
+        // Durations default to the real listing's, scaled with the frame: a listing run
+        // 20 times faster (frame = 90 s) behaves like the real one.
+        let defaults = Params::default();
+        let frame_secs = listing.frame_secs.unwrap_or(1800.0);
+        let frame = if frame_secs.is_finite() && (1.0..=86_400.0).contains(&frame_secs) {
+            (frame_secs * 1000.0).round() as i64
+        } else {
+            check.problem(&key("frame_secs"), "must lie in 1..=86400");
+            defaults.frame
+        };
+        let scale = |real: i64| (real * frame / defaults.frame).max(1);
+        let mut secs = |field: &str, value: Option<f64>, default: i64| match value {
+            None => default,
+            Some(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => (v * 1000.0).round() as i64,
+            Some(_) => {
+                check.problem(&key(field), "must lie in (0, 86400]");
+                default
+            }
+        };
+        let grace = secs("grace_secs", listing.grace_secs, scale(defaults.grace));
+        let tolerance = secs(
+            "tolerance_secs",
+            listing.tolerance_secs,
+            scale(defaults.tolerance),
+        );
+        let mut ms = |field: &str, value: Option<i64>, default: i64| {
+            check.int(&key(field), value, default, 1..=86_400_000)
+        };
+        let min_interval = ms(
+            "min_interval_ms",
+            listing.min_interval_ms,
+            scale(defaults.min_interval),
+        );
+        let head_interval = ms(
+            "head_interval_ms",
+            listing.head_interval_ms,
+            scale(defaults.head_interval),
+        );
+        let settle = ms("settle_ms", listing.settle_ms, scale(defaults.settle));
+        let batch_wait = ms(
+            "batch_wait_ms",
+            listing.batch_wait_ms,
+            scale(defaults.batch_wait),
+        );
+        let mut share = |field: &str, value: Option<f64>, default: f64| match value {
+            None => default,
+            Some(v) if (0.0..=1.0).contains(&v) => v,
+            Some(_) => {
+                check.problem(&key(field), "must lie in [0, 1]");
+                default
+            }
+        };
+        let dup_threshold = share(
+            "dup_threshold",
+            listing.dup_threshold,
+            defaults.dup_threshold,
+        );
+        let sweep_share = share("sweep_share", listing.sweep_share, defaults.sweep_share);
+        let params = Params {
+            per_page: check.int(
+                &key("per_page"),
+                listing.per_page,
+                defaults.per_page,
+                1..=10_000,
+            ),
+            frame,
+            grace,
+            tolerance,
+            budget_per_hour: check.int(
+                &key("budget_per_hour"),
+                listing.budget_per_hour,
+                defaults.budget_per_hour,
+                1..=10_000_000,
+            ),
+            min_interval,
+            dup_threshold,
+            look_ahead: check.int(
+                &key("look_ahead"),
+                listing.look_ahead,
+                defaults.look_ahead,
+                0..=100,
+            ),
+            head_interval,
+            head_pages: check.int(
+                &key("head_pages"),
+                listing.head_pages,
+                defaults.head_pages,
+                1..=1_000,
+            ),
+            settle,
+            batch_wait,
+            sweep_share,
+            ..defaults
+        };
+        let total_element = match listing.total_element.as_deref().map(str::trim) {
+            None => Some(("nicolive".to_string(), "total_count".to_string())),
+            Some("") => None,
+            Some(element) => match element.split_once(':') {
+                Some((prefix, name)) if !name.is_empty() && !name.contains(':') => {
+                    Some((prefix.to_string(), name.to_string()))
+                }
+                Some(_) => {
+                    check.problem(
+                        &key("total_element"),
+                        format!("`{element}` is not `prefix:name` or a bare name"),
+                    );
+                    None
+                }
+                None => Some((String::new(), element.to_string())),
+            },
+        };
+        let events_file = match listing.events_file.as_deref().map(str::trim) {
+            None | Some("") => None,
+            // Relative to the config file, like the store.
+            Some(path) => Some(match base_dir {
+                Some(dir) => dir.join(path),
+                None => PathBuf::from(path),
+            }),
+        };
+        listings.push(ListingSource {
+            name: name.to_string(),
+            url: url.to_string(),
+            strategy: listing.strategy.unwrap_or(Strategy::Ferret),
+            params,
+            total_element,
+            events_file,
+            events_stdout: listing.events_stdout.unwrap_or(false),
+        });
+    }
+    listings
 }
 
 /// Collects problems while validation goes on, so that all of them are reported.

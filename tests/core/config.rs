@@ -177,7 +177,7 @@ lean = true
     assert!(!settings.feeds[0].lean);
     assert!(settings.feeds[1].lean);
     assert!(
-        settings.summary().ends_with("; 2 feeds"),
+        settings.summary().ends_with("; 2 feeds; 0 listings"),
         "{}",
         settings.summary()
     );
@@ -263,4 +263,72 @@ fn shipped_fetch_table_states_the_defaults_and_no_feeds() {
         "the shipped config must start offline"
     );
     assert!(text.contains("\n# [[feeds]]"), "a commented example feed");
+}
+
+/// A `[[listings]]` entry: the defaults are the real listing's, and a time-compressed one
+/// (frame 90 s) gets every duration scaled with its frame.
+#[test]
+fn listings_scale_their_defaults_with_the_frame() {
+    let text = r#"
+[[listings]]
+name = "real"
+url = "http://live.example/recent/rss?p={page}"
+
+[[listings]]
+name = "fast"
+url = "http://127.0.0.1:8090/recent/rss?p={page}"
+strategy = "seed"
+frame_secs = 90
+budget_per_hour = 18000
+total_element = ""
+events_file = "events.jsonl"
+"#;
+    let settings = Settings::from_toml(text, None).expect("valid");
+    let real = &settings.listings[0];
+    assert_eq!(real.strategy, ferret::listing::Strategy::Ferret);
+    assert_eq!(real.params, ferret::listing::Params::default());
+    assert_eq!(
+        real.total_element,
+        Some(("nicolive".to_string(), "total_count".to_string()))
+    );
+    assert_eq!(real.page_url(3), "http://live.example/recent/rss?p=3");
+    let fast = &settings.listings[1];
+    assert_eq!(fast.strategy, ferret::listing::Strategy::Seed);
+    assert_eq!(
+        fast.params,
+        ferret::listing::Params::default().compressed(20)
+    );
+    assert_eq!(fast.total_element, None);
+    assert_eq!(
+        fast.events_file.as_deref(),
+        Some(std::path::Path::new("events.jsonl"))
+    );
+}
+
+/// Every problem of a `[[listings]]` entry is reported with its key path.
+#[test]
+fn bad_listings_report_every_problem() {
+    let text = r#"
+[[listings]]
+name = "a"
+url = "http://example.com/recent"
+frame_secs = 0
+sweep_share = 2.0
+strategy = "psychic"
+
+[[listings]]
+name = "a"
+"#;
+    let err = Settings::from_toml(text, None).expect_err("invalid");
+    let keys: Vec<&str> = err.problems.iter().map(|p| p.key.as_str()).collect();
+    for key in [
+        "listings[0].url",
+        "listings[0].frame_secs",
+        "listings[0].sweep_share",
+        "listings[0].strategy",
+        "listings[1].name",
+        "listings[1].url",
+    ] {
+        assert!(keys.contains(&key), "{key} not in {keys:?}");
+    }
 }
