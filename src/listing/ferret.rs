@@ -10,23 +10,31 @@
 //!   pages while the list moved. An extended broadcast is always listed where its key says,
 //!   so it can never be reported gone.
 //! - **Reads aimed at frame boundaries.** A broadcast can only have ended at a boundary
-//!   (`key + k·frame`) unless it ended early. Once a boundary has passed (plus `settle`, so that
-//!   one read settles the neighbours due around it) the detector reads the page the book
-//!   predicts holds that key — the number of known broadcasts with a greater key, corrected by
-//!   what recent reads showed of that region — and steps up or down a page if the prediction
-//!   missed. These reads come first; nothing that ended at its frame waits for a sweep.
-//! - **Head sweeps.** Every `head_interval` it reads page 1, and the next page as long as the
-//!   last one showed a broadcast not seen before (the seed's duplicate ratio with a threshold of
-//!   1 and no look-ahead: a page of known items ends the sweep).
-//! - **A budgeted sweep.** What the budget leaves, minus `reserve` reads kept for the two
-//!   above, walks the pages below the head, the most recently started region first (the pages
-//!   down to `tolerance` and twice over), finding deep insertions and early ends.
+//!   (`key + k·frame`) unless it ended early. Once a boundary has passed by `settle`, and
+//!   either `batch_wait` has gone by (so that one read settles a page of neighbours due around
+//!   it) or half the grace is spent, the detector reads the page where that key is: the page a
+//!   recent read found holding it, or else the page counted from the nearest recent read above
+//!   it with the book's broadcasts in between. If the page does not bracket the key, it walks a
+//!   page at a time towards it. Nothing that ended at its frame waits for a sweep.
+//! - **Head sweeps.** Every `head_interval` it reads page 1, and the next pages (up to
+//!   `head_pages`) as long as the last one showed a broadcast not seen before. The first sweep
+//!   reads the whole list, to fill the book.
+//! - **A budgeted sweep.** A share of the budget (`sweep_share`, plus whatever the others
+//!   leave above `reserve`) walks down the pages below the head without holes
+//!   ([`super::walk`]): mostly the recent region (broadcasts reserved within twice the
+//!   tolerance, where deep insertions appear), one read in four the rest of the list. It finds
+//!   deep insertions and early ends.
+//!
+//! Priorities: a boundary read past half the grace, the head (never held back more than one
+//! interval), a boundary read whose batch has waited, the sweep.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::walk::{Direction, Walk};
-use super::{Book, BookEntry, Budget, Event, Millis, Pager, Params, ReadOutcome, HOUR, MINUTE};
+use super::walk::Walk;
+use super::{
+    Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR, MINUTE,
+};
 
 /// Why a read was made.
 #[derive(Debug, Clone)]
@@ -81,6 +89,7 @@ pub struct FerretPager {
     /// The sweep's own share.
     sweep_budget: Budget,
     per_page: u32,
+    page_size: PageSize,
     total: Option<u64>,
     requested: Option<(u32, Purpose, Millis)>,
     /// When the next head sweep starts.
@@ -91,7 +100,7 @@ pub struct FerretPager {
     head_started: Millis,
     /// The sweep's walk down the recent region.
     recent_walk: Walk,
-    /// The sweep's walk up the rest of the list.
+    /// The sweep's walk down the rest of the list.
     rest_walk: Walk,
     /// Sweep reads so far.
     sweep_reads: u32,
@@ -110,6 +119,7 @@ impl FerretPager {
     pub fn new(params: Params, book: Book) -> FerretPager {
         FerretPager {
             per_page: params.per_page.max(1),
+            page_size: PageSize::new(params.per_page),
             budget: Budget::with_rate(
                 f64::from(params.budget_per_hour) * (1.0 - params.sweep_share.clamp(0.0, 1.0)),
                 &params,
@@ -125,8 +135,8 @@ impl FerretPager {
             head_at: Millis::MIN,
             head_page: None,
             head_started: Millis::MIN,
-            recent_walk: Walk::new(Direction::Down),
-            rest_walk: Walk::new(Direction::Up),
+            recent_walk: Walk::new(),
+            rest_walk: Walk::new(),
             sweep_reads: 0,
             due_miss: None,
             map: BTreeMap::new(),
@@ -216,9 +226,8 @@ impl FerretPager {
         self.predict(now - 2 * self.params.tolerance).max(2)
     }
 
-    /// The sweep's next page. It walks the recent region downwards (starts dominate there,
-    /// so the list drifts down and the walk sees repeats), and one read in [`REST_EVERY`] walks
-    /// the rest of the list upwards (ends dominate there); both without holes ([`Walk`]).
+    /// The sweep's next page. It walks the recent region down, and one read in
+    /// [`REST_EVERY`] walks the rest of the list down; both without holes ([`Walk`]).
     fn next_sweep_page(&mut self, now: Millis) -> (u32, Purpose) {
         let recent_end = self.recent_region_end(now);
         let last = self.last_page().unwrap_or(recent_end).max(recent_end);
@@ -241,8 +250,13 @@ impl FerretPager {
     /// head sweep, a boundary read whose batch is full or has waited enough, the sweep.
     fn choose(&mut self, now: Millis) -> Option<(u32, Purpose)> {
         if self.budget.allows(now, 0) {
-            if let Some(read) = self.boundary_read(now, true) {
-                return Some(read);
+            // Urgent boundary reads go first, but never hold the head back a whole interval.
+            let head_late =
+                self.head_page.is_none() && now >= self.head_at + self.params.head_interval;
+            if !head_late {
+                if let Some(read) = self.boundary_read(now, true) {
+                    return Some(read);
+                }
             }
             if let Some(page) = self.head_page {
                 return Some((page, Purpose::Head(page)));
@@ -357,12 +371,17 @@ impl Pager for FerretPager {
                     Purpose::Due(id) => self.due_miss = Some(DueMiss { id, page, step: -1 }),
                     Purpose::Sweep(_) => {}
                 }
+            } else if let Purpose::Due(id) = purpose {
+                // Most likely a fault, but also what a wrong guess of the page size looks
+                // like: look one page up rather than read the same page again.
+                if page > 1 {
+                    self.due_miss = Some(DueMiss { id, page, step: -1 });
+                }
             }
             return;
         }
-        if page == 1 && view.total.is_some_and(|total| total > u64::from(len)) {
-            self.per_page = len;
-        }
+        self.page_size.observe(&view);
+        self.per_page = self.page_size.get();
         let new = self
             .book
             .apply_snapshot(&view, self.per_page, requested_at, now);

@@ -24,6 +24,7 @@
 mod book;
 pub mod ferret;
 pub mod naive;
+mod page;
 pub mod seed;
 pub mod sim;
 mod walk;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use book::{Book, BookEntry};
+pub use page::{rfc3339, view_from_feed, EventRecord};
 
 /// A point or span of (virtual) time in milliseconds; points count from the Unix epoch.
 pub type Millis = i64;
@@ -317,6 +319,51 @@ impl Budget {
         // Recompute the empty time from the tokens left after this read.
         self.empty_at = Some(now - (tokens - 1).max(0) * self.spacing);
         self.last_read = Some(now);
+    }
+}
+
+/// Items a page, as the pages show it: any page longer than believed raises it; a shorter
+/// page 1 under a larger total lowers it only when three page-1 reads in a row agree (a page
+/// truncated once must not shrink it).
+#[derive(Debug, Clone)]
+pub(crate) struct PageSize {
+    per_page: u32,
+    shorter: Option<(u32, u32)>,
+}
+
+impl PageSize {
+    pub(crate) fn new(per_page: u32) -> PageSize {
+        PageSize {
+            per_page: per_page.max(1),
+            shorter: None,
+        }
+    }
+
+    pub(crate) fn get(&self) -> u32 {
+        self.per_page
+    }
+
+    pub(crate) fn observe(&mut self, view: &PageView) {
+        let len = view.items.len() as u32;
+        if len > self.per_page {
+            self.per_page = len;
+            self.shorter = None;
+            return;
+        }
+        if view.page != 1 {
+            return;
+        }
+        let short =
+            len > 0 && len < self.per_page && view.total.is_some_and(|t| t > u64::from(len));
+        self.shorter = match self.shorter {
+            _ if !short => None,
+            Some((seen, times)) if seen == len => Some((len, times + 1)),
+            _ => Some((len, 1)),
+        };
+        if let Some((len, 3)) = self.shorter {
+            self.per_page = len;
+            self.shorter = None;
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::{Book, Budget, Event, Millis, Pager, Params, ReadOutcome, HOUR};
+use super::{Book, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR};
 
 /// Full scans at the budget.
 #[derive(Debug)]
@@ -13,6 +13,7 @@ pub struct NaivePager {
     book: Book,
     budget: Budget,
     per_page: u32,
+    page_size: PageSize,
     total: Option<u64>,
     page: u32,
     requested_at: Option<Millis>,
@@ -29,6 +30,7 @@ impl NaivePager {
         });
         NaivePager {
             per_page: params.per_page.max(1),
+            page_size: PageSize::new(params.per_page),
             total: None,
             book,
             budget,
@@ -84,9 +86,8 @@ impl Pager for NaivePager {
             ReadOutcome::Failed => ReadOutcome::empty(self.page, self.total),
         };
         let len = view.items.len() as u32;
-        if view.page == 1 && len > 0 && view.total.is_some_and(|total| total > u64::from(len)) {
-            self.per_page = len;
-        }
+        self.page_size.observe(&view);
+        self.per_page = self.page_size.get();
         self.total = view.total.or(self.total);
         for item in &view.items {
             self.book.observe(item, requested_at, now);

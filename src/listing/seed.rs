@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::{Book, Budget, Event, Millis, Pager, Params, ReadOutcome, HOUR};
+use super::{Book, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR};
 
 #[derive(Debug)]
 enum Pass {
@@ -41,6 +41,7 @@ pub struct SeedPager {
     book: Book,
     budget: Budget,
     per_page: u32,
+    page_size: PageSize,
     total: Option<u64>,
     pass: Pass,
     requested_at: Option<Millis>,
@@ -55,6 +56,7 @@ impl SeedPager {
         });
         SeedPager {
             per_page: params.per_page.max(1),
+            page_size: PageSize::new(params.per_page),
             params,
             book,
             budget,
@@ -91,10 +93,9 @@ impl SeedPager {
         let len = view.items.len() as u32;
         if page == 1 {
             self.total = view.total;
-            if len > 0 && view.total.is_some_and(|total| total > u64::from(len)) {
-                self.per_page = len;
-            }
         }
+        self.page_size.observe(&view);
+        self.per_page = self.page_size.get();
         let requested_at = self.requested_at.unwrap_or(now);
         let new = view
             .items

@@ -1,38 +1,30 @@
-//! A walk over a range of pages that never leaves a hole in the keys it has covered.
+//! A walk down a range of pages that never leaves a hole in the keys it has covered.
 //!
 //! A page read is a snapshot of one contiguous run of the list, so it covers the keys from its
 //! last item to its first. Two pages read one after the other cover a contiguous run of keys
-//! only if their key ranges meet; when the list moved between the reads, they may not: a walk
-//! downwards misses the items that ends above pulled up past it, a walk upwards those that
-//! starts above pushed down past it. The walk notices the hole — the new page's near end lies
-//! beyond the key covered so far — and reads the page it came from again before going on.
+//! only if their key ranges meet. When the list moved between the reads they may not: ends
+//! above pull items up past a reader going down. The walk notices the hole (the new page's
+//! newest key lies below the oldest key covered so far) and reads the page above again before
+//! going on.
+//!
+//! It walks *down* because almost everywhere the list drifts down: every start happens above
+//! (nearly all at the top), while only the ends above a position pull it up, and those equal
+//! the starts only at the very bottom. So a walk down mostly sees repeats, not holes; a walk
+//! up would meet a hole at nearly every step.
 
 use super::{Millis, PageView};
 
-/// Which way the walk goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Direction {
-    /// From low page numbers to high: newest keys first. Suits a region where starts
-    /// dominate (the list drifts down, so the walk sees repeats rather than holes).
-    Down,
-    /// From high page numbers to low. Suits a region where ends dominate.
-    Up,
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct Walk {
-    direction: Direction,
     /// The next page to read.
     next: u32,
-    /// The key the covered run has reached (its lowest key walking down, its highest walking
-    /// up); `None` at the start of a round.
+    /// The oldest key the covered run has reached; `None` at the start of a round.
     reached: Option<Millis>,
 }
 
 impl Walk {
-    pub(crate) fn new(direction: Direction) -> Walk {
+    pub(crate) fn new() -> Walk {
         Walk {
-            direction,
             next: 0,
             reached: None,
         }
@@ -42,10 +34,7 @@ impl Walk {
     pub(crate) fn page(&mut self, first: u32, last: u32) -> u32 {
         let (first, last) = (first.max(1), last.max(first.max(1)));
         if !(first..=last).contains(&self.next) {
-            self.next = match self.direction {
-                Direction::Down => first,
-                Direction::Up => last,
-            };
+            self.next = first;
             self.reached = None;
         }
         self.next
@@ -60,25 +49,12 @@ impl Walk {
             return;
         }
         let (newest, oldest) = (newest.key, oldest.key);
-        match self.direction {
-            Direction::Down => {
-                if self.reached.is_some_and(|reached| newest < reached) {
-                    // A hole above this page: go back one.
-                    self.next = view.page.saturating_sub(1).max(1);
-                } else {
-                    self.reached = Some(self.reached.map_or(oldest, |r| r.min(oldest)));
-                    self.next = view.page + 1;
-                }
-            }
-            Direction::Up => {
-                if self.reached.is_some_and(|reached| oldest > reached) {
-                    self.next = view.page + 1;
-                } else {
-                    self.reached = Some(self.reached.map_or(newest, |r| r.max(newest)));
-                    // Past page 1 the round is over.
-                    self.next = view.page.saturating_sub(1);
-                }
-            }
+        if self.reached.is_some_and(|reached| newest < reached) {
+            // A hole above this page: go back one.
+            self.next = view.page.saturating_sub(1).max(1);
+        } else {
+            self.reached = Some(self.reached.map_or(oldest, |r| r.min(oldest)));
+            self.next = view.page + 1;
         }
     }
 }

@@ -4,5 +4,7 @@
 mod config;
 // The feed parser, its fixtures and the feed corpora.
 mod feed;
+// The live-listing detector: proof rule, book, scripted ferret runs, simulator and scorer.
+mod listing;
 // The core stays free of runtimes, actors, HTTP clients and shared maps.
 mod purity;
