@@ -14,12 +14,13 @@ use tracing::{info, warn};
 
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
 use crate::instance::Handle;
+use crate::listing_board::ListingBoard;
 use crate::messages::{Envelope, RecordRunStarted, RecordRunStopped};
+use crate::on_air_detector::{OnAirDetector, Wiring};
 use crate::page_db::PageDb;
 use crate::pool::{Pool, Route};
 use crate::roles::{
     Clusterer, Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker, OffAirDetector,
-    OnAirDetector,
 };
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
@@ -60,11 +61,21 @@ impl Pools {
     }
 }
 
+/// The shared state the HTTP API reads.
+#[derive(Clone)]
+pub struct Boards {
+    /// The feeds.
+    pub feeds: FeedBook,
+    /// The live listings.
+    pub listings: ListingBoard,
+}
+
 /// Opens the store, builds the HTTP client and the feed book, and starts every pool under the
 /// supervisor, in [`Role::ALL`] order (consumers first). Must run inside an actix `System`.
-pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, FeedBook)> {
+pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boards)> {
     let feeds = FeedBook::new(&settings.fetch, settings.feeds.clone())
         .context("building the HTTP client ([fetch] in the config)")?;
+    let listings = ListingBoard::new(settings.listings.iter().map(|l| l.name.as_str()));
     // Opened here, once, so that a bad path or a database from a newer ferret fails start-up
     // with a clear message; a restarted PageDb reopens it.
     let path = settings.storage.path.clone();
@@ -100,9 +111,25 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Fee
             policy(Role::OffAirDetector),
             |_| Ok(OffAirDetector),
         )
-        .supervise(&pools.on_air_detector, policy(Role::OnAirDetector), |_| {
-            Ok(OnAirDetector)
-        })
+        .supervise(
+            &pools.on_air_detector,
+            policy(Role::OnAirDetector),
+            OnAirDetector::factory(
+                settings.listings.clone(),
+                &pools.on_air_detector,
+                Wiring {
+                    client: feeds.client().clone(),
+                    board: listings.clone(),
+                    load: pools.page_db.route(),
+                    record: pools.page_db.route(),
+                    mark: pools.page_db.route(),
+                    tick: pools.on_air_detector.route(),
+                    loaded: pools.on_air_detector.route(),
+                    read: pools.on_air_detector.route(),
+                    emitted: pools.on_air_detector.route(),
+                },
+            ),
+        )
         .supervise(
             &pools.feed_fetcher,
             policy(Role::FeedFetcher),
@@ -110,7 +137,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Fee
         )
         .restart_log(pools.page_db.route());
     let runtime = builder.start()?;
-    Ok((runtime, pools, feeds))
+    Ok((runtime, pools, Boards { feeds, listings }))
 }
 
 /// The running daemon. Clones are shallow.
@@ -123,7 +150,7 @@ pub struct Daemon {
     run_id: i64,
     stopping: Arc<AtomicBool>,
     feed_fetcher: Pool<FeedFetcher>,
-    feeds: FeedBook,
+    boards: Boards,
 }
 
 impl Daemon {
@@ -135,7 +162,7 @@ impl Daemon {
         let listener = crate::http::bind(bind)
             .with_context(|| format!("cannot listen on {bind} ([server] in the config)"))?;
         let addr = listener.local_addr()?;
-        let (runtime, pools, feeds) = start_runtime(settings)?;
+        let (runtime, pools, boards) = start_runtime(settings)?;
         let run_id = pools
             .page_db
             .route()
@@ -152,7 +179,7 @@ impl Daemon {
             settings.runtime.shutdown_grace,
             settings.debug.fault_injection,
             runtime.clone(),
-            feeds.clone(),
+            boards.clone(),
         )?;
         let handle = server.handle();
         actix_rt::spawn(server);
@@ -165,7 +192,7 @@ impl Daemon {
             run_id,
             stopping: Arc::default(),
             feed_fetcher: pools.feed_fetcher,
-            feeds,
+            boards,
         })
     }
 
@@ -181,7 +208,12 @@ impl Daemon {
 
     /// The state of every feed source.
     pub fn feeds(&self) -> &FeedBook {
-        &self.feeds
+        &self.boards.feeds
+    }
+
+    /// The live listings' board.
+    pub fn listings(&self) -> &ListingBoard {
+        &self.boards.listings
     }
 
     /// The address the HTTP server listens on.

@@ -87,6 +87,12 @@ impl FeedBook {
         self.inner.retry.max_retries
     }
 
+    /// The shared HTTP client, for the roles that read through it directly (the listing
+    /// detectors, whose reads are not retried: a failed read is a fact their strategy handles).
+    pub fn client(&self) -> &HttpClient {
+        &self.inner.client
+    }
+
     /// The configured sources, in config order.
     pub fn sources(&self) -> &[FeedSource] {
         &self.inner.sources

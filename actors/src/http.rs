@@ -5,6 +5,9 @@
 //! | `GET /healthz` | `{"status":"ok"}` while the runtime runs |
 //! | `GET /metrics` | per-role counters in the OpenMetrics text format |
 //! | `GET /api/feeds` | every `[[feeds]]` source: reads, outcomes, last status and error ([`FeedStatus`](crate::messages::FeedStatus)) |
+//! | `GET /api/listings` | every `[[listings]]` entry: reads, events, and what it has on air |
+//! | `GET /api/listings/{name}/onair` | the broadcasts the listing has on air now, newest first |
+//! | `GET /api/events` | server-sent events: one `data:` line per On Air / Off Air, as in the events file |
 //! | `GET /api/actors` | `[{"role","instance","restarts","handled"}, …]`, every running instance |
 //! | `POST /api/actors/{role}/{instance}/ping` | the instance's [`InstanceInfo`](crate::messages::InstanceInfo) |
 //! | `POST /api/actors/{role}/{instance}/panic` | only with `[debug] fault_injection = true`: the instance's next handler panics |
@@ -17,13 +20,13 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 
-use crate::feed_fetcher::FeedBook;
+use crate::daemon::Boards;
 use crate::supervisor::Runtime;
 
 struct ApiState {
     runtime: Runtime,
     registry: Registry,
-    feeds: FeedBook,
+    boards: Boards,
 }
 
 /// Starts the server on an already-bound listener (tests bind `127.0.0.1:0` and pass it, so
@@ -35,12 +38,12 @@ pub fn serve(
     grace: std::time::Duration,
     fault_injection: bool,
     runtime: Runtime,
-    feeds: FeedBook,
+    boards: Boards,
 ) -> std::io::Result<Server> {
     let state = web::Data::new(ApiState {
-        registry: crate::telemetry::registry(runtime.clone(), feeds.clone()),
+        registry: crate::telemetry::registry(runtime.clone(), boards.clone()),
         runtime,
-        feeds,
+        boards,
     });
     let server = HttpServer::new(move || {
         let mut app = App::new()
@@ -49,6 +52,9 @@ pub fn serve(
             .route("/metrics", web::get().to(metrics))
             .route("/api/actors", web::get().to(actors))
             .route("/api/feeds", web::get().to(feed_list))
+            .route("/api/listings", web::get().to(listing_list))
+            .route("/api/listings/{name}/onair", web::get().to(on_air))
+            .route("/api/events", web::get().to(events))
             .route("/api/actors/{role}/{instance}/ping", web::post().to(ping));
         if fault_injection {
             app = app.route("/api/actors/{role}/{instance}/panic", web::post().to(panic));
@@ -84,7 +90,52 @@ async fn actors(state: web::Data<ApiState>) -> HttpResponse {
 }
 
 async fn feed_list(state: web::Data<ApiState>) -> HttpResponse {
-    HttpResponse::Ok().json(state.feeds.statuses())
+    HttpResponse::Ok().json(state.boards.feeds.statuses())
+}
+
+async fn listing_list(state: web::Data<ApiState>) -> HttpResponse {
+    HttpResponse::Ok().json(state.boards.listings.statuses())
+}
+
+async fn on_air(state: web::Data<ApiState>, name: web::Path<String>) -> HttpResponse {
+    match state.boards.listings.on_air(&name) {
+        Some(items) => HttpResponse::Ok().json(items),
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!("no listing named `{name}` in [[listings]]"),
+        ),
+    }
+}
+
+/// Server-sent events from now on. A reader too slow for the backlog is told how many it
+/// missed in an `event: lagged` message, and the stream goes on.
+async fn events(state: web::Data<ApiState>) -> HttpResponse {
+    use tokio::sync::broadcast::error::RecvError;
+    let receiver = state.boards.listings.subscribe();
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        let chunk = match receiver.recv().await {
+            Ok(line) => format!("event: {}\ndata: {line}\n\n", event_name(&line)),
+            Err(RecvError::Lagged(missed)) => format!("event: lagged\ndata: {missed}\n\n"),
+            Err(RecvError::Closed) => return None,
+        };
+        Some((
+            Ok::<_, std::convert::Infallible>(web::Bytes::from(chunk)),
+            receiver,
+        ))
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .streaming(stream)
+}
+
+/// `on_air` or `off_air`, from an event line.
+fn event_name(line: &str) -> &'static str {
+    if line.contains("\"event\":\"off_air\"") {
+        "off_air"
+    } else {
+        "on_air"
+    }
 }
 
 fn no_such_instance(role: &str, instance: usize) -> HttpResponse {

@@ -20,6 +20,7 @@
 //! - [`storage`]: SQLite (WAL, versioned migrations).
 //! - [`http`], [`telemetry`]: the HTTP API, logging and metrics.
 //! - [`bench`]: `ferret bench actors`.
+//! - [`sim_listing`]: `ferret sim-listing`, the listing simulator served over HTTP.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -30,11 +31,14 @@ pub mod feed_fetcher;
 pub mod http;
 pub mod http_client;
 pub mod instance;
+pub mod listing_board;
 pub mod messages;
+pub mod on_air_detector;
 pub mod onair_bench;
 pub mod page_db;
 pub mod pool;
 pub mod roles;
+pub mod sim_listing;
 pub mod storage;
 pub mod supervisor;
 pub mod telemetry;

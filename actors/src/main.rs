@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use ferret::config::{LogFormat, Settings};
-use ferret_actors::{bench, daemon, onair_bench, telemetry};
+use ferret_actors::{bench, daemon, onair_bench, sim_listing, telemetry};
 
 /// ferret watches feeds and the web for you: live listings going on and off air, news
 /// grouped into stories, and pages like the ones you like.
@@ -34,6 +34,9 @@ enum Command {
     /// Measure ferret against a baseline and print the figures side by side.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Serve the listing simulator over HTTP as a live listing's RSS, for tests and demos;
+    /// on SIGINT/SIGTERM, write the ground truth (`--truth`) and exit.
+    SimListing(sim_listing::SimListingArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Some(Command::Parse(args)) => parse(&args),
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Onair(args))) => onair_bench::run(&args).map(|()| 0),
+        Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -11,7 +11,7 @@ use actix::{Message, Recipient};
 use ferret::fetch::FetchError;
 use serde::Serialize;
 
-use crate::storage::StoreError;
+use crate::storage::{Detection, ListingState, StoreError};
 
 /// The id of one message, unique within the process. Ids start at 1; `0` in logs means "no
 /// parent": the message was caused by something outside the actor system (an HTTP request, a
@@ -139,6 +139,81 @@ pub struct RecordRestart {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<u64, StoreError>")]
 pub struct CountRestarts;
+
+/// Loads what the store keeps of one listing. Sent by the OnAirDetector instance that owns
+/// the listing when it starts (also after a restart); the reply resumes its detector.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ListingState, StoreError>")]
+pub struct LoadListing {
+    /// The listing's name in `[[listings]]`.
+    pub listing: String,
+}
+
+/// Records a listing's detections before they are emitted (the book changes and the event
+/// lines, in one transaction). Sent by the OnAirDetector after a read that produced events;
+/// the reply is the events' sequence numbers, for [`MarkEmitted`].
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<i64>, StoreError>")]
+pub struct RecordDetections {
+    /// The listing's name.
+    pub listing: String,
+    /// The events, in detection order.
+    pub detections: Vec<Detection>,
+    /// Gone ids reported before this time (Unix ms) are forgotten.
+    pub forget_before: i64,
+}
+
+/// Marks recorded events as emitted (written to the events file and stdout). Sent by the
+/// OnAirDetector right after it wrote them; the reply is the store's outcome.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct MarkEmitted {
+    /// The sequence numbers [`RecordDetections`] returned.
+    pub seqs: Vec<i64>,
+}
+
+// ---------------------------------------------------------------------------------------
+// OnAirDetector: reads the `[[listings]]` and reports On Air and Off Air.
+
+/// Time to ask a listing's detector what to read. Sent by the OnAirDetector instance that
+/// owns the listing to itself, when the detector's timeout comes.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct ListingTick {
+    /// The listing's name.
+    pub listing: String,
+}
+
+/// The store's state of a listing arrived. Sent by the OnAirDetector instance to itself when
+/// the [`LoadListing`] it sent at start-up is answered; the detector resumes from it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ListingLoaded {
+    /// The listing's name.
+    pub listing: String,
+    /// The state, or why it could not be loaded (the instance tries again).
+    pub state: Result<ListingState, String>,
+}
+
+/// The events of a listing's last read are recorded and emitted. Sent by the OnAirDetector
+/// instance to itself; the listing may read again.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ListingEmitted {
+    /// The listing's name.
+    pub listing: String,
+}
+
+/// A page read of a listing completed. Sent by the OnAirDetector instance to itself when the
+/// HTTP request it started ends (caused by the [`ListingTick`] that started it).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct ListingPageRead {
+    /// The listing's name.
+    pub listing: String,
+    /// The page, or the failure.
+    pub outcome: ferret::listing::ReadOutcome,
+}
 
 // ---------------------------------------------------------------------------------------
 // FeedFetcher: fetches the `[[feeds]]` sources and hands the results to their subscribers.

@@ -4,14 +4,17 @@ use ferret::Role;
 use tracing::{error, info};
 
 use crate::instance::{Cx, Handle, RoleActor};
-use crate::messages::{CountRestarts, RecordRestart, RecordRunStarted, RecordRunStopped};
-use crate::storage::{Store, StoreError};
+use crate::messages::{
+    CountRestarts, LoadListing, MarkEmitted, RecordDetections, RecordRestart, RecordRunStarted,
+    RecordRunStopped,
+};
+use crate::storage::{ListingState, Store, StoreError};
 
 /// Owns the SQLite store; every other role writes through messages to it.
 ///
-/// Today it keeps the daemon's own records (runs and restarts). Pages, links, feedback,
-/// hittage and fingerprints arrive with the discovery issue (#6), the on-air buffer with the
-/// live-listing issue (#4), stories with the stories issue (#5).
+/// Today it keeps the daemon's own records (runs and restarts) and the live listings' on-air
+/// buffers and event journals. Pages, links, feedback, hittage and fingerprints arrive with
+/// the discovery issue (#6), stories with the stories issue (#5).
 pub struct PageDb {
     store: Store,
 }
@@ -69,5 +72,39 @@ impl Handle<CountRestarts> for PageDb {
 
     fn handle(&mut self, _: CountRestarts, _: &mut Cx<'_, Self>) -> Self::Reply {
         self.store.count_restarts()
+    }
+}
+
+impl Handle<LoadListing> for PageDb {
+    type Reply = Result<ListingState, StoreError>;
+
+    fn handle(&mut self, msg: LoadListing, _: &mut Cx<'_, Self>) -> Self::Reply {
+        self.store.load_listing(&msg.listing)
+    }
+}
+
+impl Handle<RecordDetections> for PageDb {
+    type Reply = Result<Vec<i64>, StoreError>;
+
+    fn handle(&mut self, msg: RecordDetections, cx: &mut Cx<'_, Self>) -> Self::Reply {
+        let result = self
+            .store
+            .record_detections(&msg.listing, &msg.detections, msg.forget_before);
+        if let Err(err) = &result {
+            cx.record_error(err);
+        }
+        result
+    }
+}
+
+impl Handle<MarkEmitted> for PageDb {
+    type Reply = Result<(), StoreError>;
+
+    fn handle(&mut self, msg: MarkEmitted, cx: &mut Cx<'_, Self>) -> Self::Reply {
+        let result = self.store.mark_emitted(&msg.seqs);
+        if let Err(err) = &result {
+            cx.record_error(err);
+        }
+        result
     }
 }

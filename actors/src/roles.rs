@@ -23,9 +23,10 @@ macro_rules! awaiting_behaviour {
 }
 
 awaiting_behaviour! {
-    /// Reports broadcasts that appear in a live listing. Behaviour: the live-listing issue (#4).
-    OnAirDetector => Role::OnAirDetector;
-    /// Reports broadcasts that left a live listing. Behaviour: the live-listing issue (#4).
+    /// Would report broadcasts that left a live listing. Off Air detection runs inside the
+    /// OnAirDetector's detector instead ([`crate::on_air_detector`]): one strategy spends one
+    /// read budget on both, and the reads that prove an Off Air are the same pages that show
+    /// On Airs, so splitting them over two actors would only add a hop per page.
     OffAirDetector => Role::OffAirDetector;
     /// Deduplicates news items and clusters them into events and stories. Behaviour: the
     /// stories issue (#5).

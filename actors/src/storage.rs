@@ -8,6 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use ferret::listing::{BookEntry, Event, EventKind, Listed};
 use rusqlite::{params, Connection};
 use rusqlite_migration::{Migrations, M};
 
@@ -64,7 +67,53 @@ const MIGRATIONS: &[M<'static>] = &[
         );
         CREATE INDEX restarts_by_role ON restarts (role, at_ms);",
     ),
+    // 2: live listings: the broadcasts believed on air, those reported gone, and the journal
+    // of events (a line is `emitted` once it is in the events file and on stdout).
+    M::up(
+        "CREATE TABLE listing_onair (
+            listing  TEXT    NOT NULL,
+            id       TEXT    NOT NULL,
+            key_ms   INTEGER NOT NULL,
+            title    TEXT    NOT NULL,
+            link     TEXT    NOT NULL,
+            seen_ms  INTEGER NOT NULL,
+            PRIMARY KEY (listing, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE listing_gone (
+            listing  TEXT    NOT NULL,
+            id       TEXT    NOT NULL,
+            at_ms    INTEGER NOT NULL,
+            PRIMARY KEY (listing, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE listing_events (
+            seq      INTEGER PRIMARY KEY,
+            listing  TEXT    NOT NULL,
+            line     TEXT    NOT NULL,
+            emitted  INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX listing_events_pending ON listing_events (listing) WHERE emitted = 0;",
+    ),
 ];
+
+/// What the store keeps of one listing: enough to resume its detector after any stop.
+#[derive(Debug, Clone, Default)]
+pub struct ListingState {
+    /// The broadcasts believed on air.
+    pub on_air: Vec<BookEntry>,
+    /// The ids reported Off Air, with the time of the report.
+    pub gone: Vec<(Arc<str>, i64)>,
+    /// Events recorded but not known to be emitted: `(seq, line)`, oldest first.
+    pub pending: Vec<(i64, String)>,
+}
+
+/// One detection to record: the event and its JSON line.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    /// The event.
+    pub event: Event,
+    /// Its JSON line, as it will be emitted.
+    pub line: String,
+}
 
 /// The migrations, for tests that check them.
 pub fn migrations() -> Migrations<'static> {
@@ -173,6 +222,99 @@ impl Store {
                     Ok((row.get(0)?, row.get(1)?))
                 })?;
         Ok((all as u64, clean as u64))
+    }
+
+    /// Everything kept of `listing`.
+    pub fn load_listing(&self, listing: &str) -> Result<ListingState, StoreError> {
+        let mut state = ListingState::default();
+        let mut on_air = self.conn.prepare(
+            "SELECT id, key_ms, title, link, seen_ms FROM listing_onair WHERE listing = ?1",
+        )?;
+        for row in on_air.query_map([listing], |row| {
+            Ok(BookEntry {
+                item: Listed {
+                    id: Arc::from(row.get::<_, String>(0)?),
+                    key: row.get(1)?,
+                    title: Arc::from(row.get::<_, String>(2)?),
+                    link: Arc::from(row.get::<_, String>(3)?),
+                },
+                seen_at: row.get(4)?,
+            })
+        })? {
+            state.on_air.push(row?);
+        }
+        let mut gone = self
+            .conn
+            .prepare("SELECT id, at_ms FROM listing_gone WHERE listing = ?1")?;
+        for row in gone.query_map([listing], |row| {
+            Ok((Arc::from(row.get::<_, String>(0)?), row.get(1)?))
+        })? {
+            state.gone.push(row?);
+        }
+        let mut pending = self.conn.prepare(
+            "SELECT seq, line FROM listing_events WHERE listing = ?1 AND emitted = 0 ORDER BY seq",
+        )?;
+        for row in pending.query_map([listing], |row| Ok((row.get(0)?, row.get(1)?)))? {
+            state.pending.push(row?);
+        }
+        Ok(state)
+    }
+
+    /// Records detections of `listing` in one transaction: the book changes and the event
+    /// lines, not yet emitted. Gone ids older than `forget_before` are dropped. Returns the
+    /// events' sequence numbers.
+    pub fn record_detections(
+        &mut self,
+        listing: &str,
+        detections: &[Detection],
+        forget_before: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut seqs = Vec::with_capacity(detections.len());
+        for Detection { event, line } in detections {
+            let item = &event.item;
+            match event.kind {
+                EventKind::OnAir => tx.execute(
+                    "INSERT OR REPLACE INTO listing_onair (listing, id, key_ms, title, link, seen_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![listing, &*item.id, item.key, &*item.title, &*item.link, event.at],
+                )?,
+                EventKind::OffAir => {
+                    tx.execute(
+                        "DELETE FROM listing_onair WHERE listing = ?1 AND id = ?2",
+                        params![listing, &*item.id],
+                    )?;
+                    tx.execute(
+                        "INSERT OR REPLACE INTO listing_gone (listing, id, at_ms) VALUES (?1, ?2, ?3)",
+                        params![listing, &*item.id, event.at],
+                    )?
+                }
+            };
+            tx.execute(
+                "INSERT INTO listing_events (listing, line) VALUES (?1, ?2)",
+                params![listing, line],
+            )?;
+            seqs.push(tx.last_insert_rowid());
+        }
+        tx.execute(
+            "DELETE FROM listing_gone WHERE listing = ?1 AND at_ms < ?2",
+            params![listing, forget_before],
+        )?;
+        tx.commit()?;
+        Ok(seqs)
+    }
+
+    /// Marks events as emitted.
+    pub fn mark_emitted(&mut self, seqs: &[i64]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for seq in seqs {
+            tx.execute(
+                "UPDATE listing_events SET emitted = 1 WHERE seq = ?1",
+                [seq],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Moves the write-ahead log into the database file and truncates it: the flush at

@@ -11,7 +11,9 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
+use crate::daemon::Boards;
 use crate::feed_fetcher::FeedBook;
+use crate::listing_board::{ListingBoard, ListingStatus};
 use crate::messages::FeedStatus;
 use crate::supervisor::{RoleStatus, Runtime};
 
@@ -51,11 +53,13 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// A registry whose collectors read the runtime's and the feeds' counters at scrape time.
-pub fn registry(runtime: Runtime, feeds: FeedBook) -> Registry {
+/// A registry whose collectors read the runtime's, the feeds' and the listings' counters at
+/// scrape time.
+pub fn registry(runtime: Runtime, boards: Boards) -> Registry {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(RuntimeCollector(runtime)));
-    registry.register_collector(Box::new(FeedCollector(feeds)));
+    registry.register_collector(Box::new(FeedCollector(boards.feeds)));
+    registry.register_collector(Box::new(ListingCollector(boards.listings)));
     registry
 }
 
@@ -192,6 +196,70 @@ impl Collector for FeedCollector {
                 let labels = [("source", feed.name.as_str()), ("kind", kind)];
                 ConstCounter::new(count).encode(family.encode_family(&labels)?)?;
             }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct ListingCollector(ListingBoard);
+
+impl Collector for ListingCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let listings = self.0.statuses();
+        type Pick = fn(&ListingStatus) -> u64;
+        /// Name, help, label, and the label's values with their counters.
+        type Family = (
+            &'static str,
+            &'static str,
+            &'static str,
+            [(&'static str, Pick); 2],
+        );
+        let families: [Family; 2] = [
+            (
+                "ferret_listing_reads",
+                "Page reads of the listing, by outcome.",
+                "outcome",
+                [("ok", |s| s.reads), ("failed", |s| s.failed_reads)],
+            ),
+            (
+                "ferret_listing_events",
+                "Events reported for the listing, by kind.",
+                "event",
+                [
+                    ("on_air", |s| s.on_air_events),
+                    ("off_air", |s| s.off_air_events),
+                ],
+            ),
+        ];
+        for (name, help, label, values) in families {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for (listing, status) in &listings {
+                for (value, pick) in values {
+                    let labels = [("listing", listing.as_str()), (label, value)];
+                    ConstCounter::new(pick(status)).encode(family.encode_family(&labels)?)?;
+                }
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "ferret_listing_undated_items",
+            "Listing items left out because their pubDate was missing or unreadable.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (listing, status) in &listings {
+            let labels = [("listing", listing.as_str())];
+            ConstCounter::new(status.undated_items).encode(family.encode_family(&labels)?)?;
+        }
+        let mut family = encoder.encode_descriptor(
+            "ferret_listing_on_air",
+            "Broadcasts the listing's detector believes on air.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (listing, status) in &listings {
+            let labels = [("listing", listing.as_str())];
+            ConstGauge::new(status.on_air.len() as i64).encode(family.encode_family(&labels)?)?;
         }
         Ok(())
     }

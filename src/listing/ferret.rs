@@ -269,12 +269,18 @@ impl FerretPager {
                 return Some(read);
             }
         }
-        let sweep_allowed =
-            self.sweep_budget.allows(now, 0) || self.budget.allows(now, self.params.reserve);
-        if sweep_allowed && self.total.is_some() {
-            return Some(self.next_sweep_page(now));
+        if !self.sweep_budget.allows(now, 0) {
+            if self.budget.allows(now, self.params.reserve) && self.total.is_some() {
+                return Some(self.next_sweep_page(now));
+            }
+            return None;
         }
-        None
+        // The sweep's share; a late boundary read borrows it first (correctness before
+        // coverage when the budget is short).
+        if let Some(read) = self.boundary_read(now, true) {
+            return Some(read);
+        }
+        self.total.map(|_| self.next_sweep_page(now))
     }
 
     /// Counts the entries not past a frame boundary: those past one have most likely ended.
@@ -333,12 +339,15 @@ impl Pager for FerretPager {
             return None;
         }
         let (page, purpose) = self.choose(now)?;
-        if matches!(purpose, Purpose::Sweep(_)) && self.sweep_budget.allows(now, 0) {
-            self.sweep_budget.take(now);
-            self.budget.note(now);
-        } else {
+        // Head and boundary reads are paid from the main budget when it allows them; the
+        // sweep, and whatever the main budget could not pay, from the sweep's share.
+        let main_pays = !matches!(purpose, Purpose::Sweep(_)) && self.budget.allows(now, 0);
+        if main_pays || !self.sweep_budget.allows(now, 0) {
             self.budget.take(now);
             self.sweep_budget.note(now);
+        } else {
+            self.sweep_budget.take(now);
+            self.budget.note(now);
         }
         self.requested = Some((page, purpose, now));
         Some(page)

@@ -12,6 +12,10 @@ mod run;
 mod feed_conformance;
 // `ferret run` with [[feeds]] on a misbehaving local server.
 mod feeds;
+// `ferret sim-listing`: the simulated listing over HTTP and its ground truth.
+mod sim_listing;
+// `ferret run` with [[listings]] on `ferret sim-listing`, scored against its ground truth.
+mod listing;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -55,9 +59,22 @@ impl Daemon {
         extra: &str,
     ) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("config.toml");
         let text = support::test_config(dir.path(), fault_injection, actors, supervisor);
-        std::fs::write(&config, text + extra).unwrap();
+        Daemon::start_in(dir, &(text + extra))
+    }
+
+    /// Starts the daemon again on the stopped (or killed) one's config, store and files.
+    pub fn restart(mut old: Daemon) -> Daemon {
+        let _ = old.child.kill();
+        let _ = old.child.wait();
+        let dir = std::mem::replace(&mut old.dir, tempfile::tempdir().unwrap());
+        let text = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+        Daemon::start_in(dir, &text)
+    }
+
+    fn start_in(dir: tempfile::TempDir, text: &str) -> Daemon {
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, text).unwrap();
         let mut child = ferret()
             .args(["run", "--log-format", "json", "--config"])
             .arg(&config)

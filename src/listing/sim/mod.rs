@@ -216,10 +216,15 @@ impl World {
             .map(|&(Reverse(key), Reverse(number))| self.listed(key, number))
             .collect();
         PageView {
-            page,
+            page: page.max(1),
             total: Some(self.live.len() as u64),
             items,
         }
+    }
+
+    /// A broadcast as the listing shows it: `lv{number}`, its title and link.
+    pub fn item(&self, broadcast: &Broadcast) -> Listed {
+        self.listed(broadcast.key, broadcast.number)
     }
 
     fn listed(&self, key: Millis, number: u64) -> Listed {
@@ -296,7 +301,8 @@ fn ending(
         } else {
             ends.early_min_minutes
         };
-        let end = start + (minutes * MINUTE as f64).round() as Millis;
+        // At least a second on air, however compressed the scenario.
+        let end = start + ((minutes * MINUTE as f64).round() as Millis).max(SECOND);
         if end < first_frame {
             return (end, Ending::Early);
         }

@@ -34,9 +34,9 @@ pub struct Scenario {
     /// Read latency and faults.
     #[serde(default)]
     pub reads: Reads,
-    /// How many times faster than real time the world runs (see [`Scenario::compressed`]);
-    /// the daily swing turns this much faster too.
-    #[serde(default = "default_time_scale")]
+    /// How many times faster than real time the world runs: set by
+    /// [`Scenario::compressed`] (which also shortens every duration), never read from a file.
+    #[serde(skip, default = "default_time_scale")]
     pub time_scale: f64,
 }
 

@@ -1,0 +1,501 @@
+//! OnAirDetector: watches the `[[listings]]` and reports their broadcasts On Air and Off Air.
+//!
+//! Each listing belongs to the instance keyed routing picks for its name. The instance runs the
+//! listing's sans-IO detector ([`ferret::listing::Pager`]; the strategy, On Air and Off Air
+//! alike, is in the core): on a [`ListingTick`] it asks the detector which page to read, reads
+//! it through the shared HTTP client (no retries: a failed read is a fact the strategy handles)
+//! and hands the page back in a [`ListingPageRead`]. One read is in flight per listing.
+//!
+//! **Exactly once, even after `kill -9`.** Events go to the store first, with the book changes
+//! they imply, in one transaction ([`RecordDetections`]); then to the events file and stdout;
+//! then they are marked emitted ([`MarkEmitted`]). At start-up the detector resumes from the
+//! store ([`ListingLoaded`]), and an event recorded but not marked is written again only if
+//! the end of the events file does not already hold it. The next read waits until the events
+//! of the last one are out ([`ListingEmitted`]), so the file keeps detection order.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix::{AsyncContext as _, SpawnHandle};
+use ferret::config::ListingSource;
+use ferret::feed::ParseOptions;
+use ferret::fetch::{charset_of, Validators};
+use ferret::listing::{pager, view_from_feed, Book, EventKind, EventRecord, Millis, Pager};
+use ferret::listing::{ReadOutcome, HOUR, SECOND};
+use ferret::Role;
+use tracing::{debug, error, info, warn, Instrument as _};
+
+use crate::http_client::HttpClient;
+use crate::instance::{Cx, Handle, Instance, RoleActor};
+use crate::listing_board::ListingBoard;
+use crate::messages::{
+    Envelope, ListingEmitted, ListingLoaded, ListingPageRead, ListingTick, LoadListing,
+    MarkEmitted, RecordDetections,
+};
+use crate::pool::{Pool, Route};
+use crate::storage::Detection;
+use crate::supervisor::unix_millis;
+
+/// Gone ids are kept this long (longer than any broadcast), so a stale page cannot bring one
+/// back.
+const FORGET_GONE_AFTER: Millis = 12 * HOUR;
+/// How much of the events file's end is searched before an unmarked event is written again.
+const TAIL_CHECKED: u64 = 1 << 20;
+/// Wait before asking the store again after a failed load.
+const RELOAD_AFTER: Duration = Duration::from_secs(5);
+
+/// What an instance is wired to; cloned into each instance by the factory.
+#[derive(Clone)]
+pub struct Wiring {
+    /// The shared HTTP client.
+    pub client: HttpClient,
+    /// The shared board of listings.
+    pub board: ListingBoard,
+    /// PageDb, for the state at start-up.
+    pub load: Route<LoadListing>,
+    /// PageDb, for detections.
+    pub record: Route<RecordDetections>,
+    /// PageDb, for emitted events.
+    pub mark: Route<MarkEmitted>,
+    /// The pool's own route, for ticks.
+    pub tick: Route<ListingTick>,
+    /// The pool's own route, for the other self-sent messages.
+    pub loaded: Route<ListingLoaded>,
+    /// The pool's own route.
+    pub read: Route<ListingPageRead>,
+    /// The pool's own route.
+    pub emitted: Route<ListingEmitted>,
+}
+
+/// One instance of the OnAirDetector pool. See the module docs.
+pub struct OnAirDetector {
+    wiring: Wiring,
+    watches: BTreeMap<String, Watch>,
+}
+
+/// One listing this instance watches.
+struct Watch {
+    source: ListingSource,
+    /// `None` until the store's state is loaded.
+    pager: Option<Box<dyn Pager>>,
+    sink: Arc<Mutex<EventSink>>,
+    /// A load, a read, or the emission of a read's events is under way.
+    busy: bool,
+    timer: Option<SpawnHandle>,
+}
+
+impl OnAirDetector {
+    /// The factory the supervisor builds instances with: instance `index` watches the
+    /// listings whose name keyed routing maps to it. Fails if an events file cannot be opened.
+    pub fn factory(
+        listings: Vec<ListingSource>,
+        pool: &Pool<OnAirDetector>,
+        wiring: Wiring,
+    ) -> impl Fn(usize) -> anyhow::Result<OnAirDetector> + Send + Sync + 'static {
+        let pool = pool.clone();
+        move |index| {
+            let mut watches = BTreeMap::new();
+            for source in listings.iter().filter(|l| pool.slot_of(&l.name) == index) {
+                watches.insert(
+                    source.name.clone(),
+                    Watch {
+                        sink: Arc::new(Mutex::new(EventSink::open(source)?)),
+                        source: source.clone(),
+                        pager: None,
+                        busy: false,
+                        timer: None,
+                    },
+                );
+            }
+            Ok(OnAirDetector {
+                wiring: wiring.clone(),
+                watches,
+            })
+        }
+    }
+
+    /// Sends a tick for `listing` to this instance at `at` (now if past), replacing any
+    /// pending one.
+    fn schedule(&mut self, listing: &str, at: Millis, cx: &mut Cx<'_, Self>) {
+        let index = cx.instance();
+        let Some(watch) = self.watches.get_mut(listing) else {
+            return;
+        };
+        if let Some(timer) = watch.timer.take() {
+            cx.ctx().cancel_future(timer);
+        }
+        let delay = Duration::from_millis((at - unix_millis()).clamp(0, HOUR) as u64);
+        let route = self.wiring.tick.clone();
+        let name = listing.to_string();
+        watch.timer = Some(cx.ctx().run_later(delay, move |_, _| {
+            let tick = Envelope::new(ListingTick { listing: name });
+            if let Err(err) = route.do_send_to(index, tick) {
+                warn!(error = %err, "Could not schedule a listing read.");
+            }
+        }));
+    }
+
+    /// Asks the store for the listing's state after `delay`; the answer comes back as
+    /// [`ListingLoaded`].
+    fn load(&mut self, listing: &str, delay: Duration, cx: &mut Cx<'_, Self>) {
+        let request = cx.envelope(LoadListing {
+            listing: listing.to_string(),
+        });
+        let answer = self.wiring.loaded.clone();
+        let (index, name) = (cx.instance(), listing.to_string());
+        let load = self.wiring.load.clone();
+        let parent = cx.message_id();
+        spawn(cx, async move {
+            if !delay.is_zero() {
+                actix_rt::time::sleep(delay).await;
+            }
+            let state = match load.send(request).await {
+                Ok(Ok(state)) => Ok(state),
+                Ok(Err(err)) => Err(format!("the store failed: {err}")),
+                Err(err) => Err(format!("PageDb did not answer: {err}")),
+            };
+            let loaded = caused_by(
+                parent,
+                ListingLoaded {
+                    listing: name,
+                    state,
+                },
+            );
+            if let Err(err) = answer.do_send_to(index, loaded) {
+                warn!(error = %err, "Could not resume a listing.");
+            }
+        });
+    }
+}
+
+impl RoleActor for OnAirDetector {
+    const ROLE: &'static str = Role::OnAirDetector.name();
+
+    fn started(&mut self, cx: &mut Cx<'_, Self>) {
+        let names: Vec<String> = self.watches.keys().cloned().collect();
+        for name in names {
+            if let Some(watch) = self.watches.get_mut(&name) {
+                watch.busy = true;
+            }
+            self.load(&name, Duration::ZERO, cx);
+        }
+    }
+}
+
+impl Handle<ListingLoaded> for OnAirDetector {
+    type Reply = ();
+
+    fn handle(&mut self, msg: ListingLoaded, cx: &mut Cx<'_, Self>) {
+        let Some(watch) = self.watches.get_mut(&msg.listing) else {
+            return;
+        };
+        let state = match msg.state {
+            Ok(state) => state,
+            Err(err) => {
+                error!(listing = %msg.listing, error = %err, "Could not load the listing's state; trying again.");
+                cx.record_error(&err);
+                self.load(&msg.listing, RELOAD_AFTER, cx);
+                return;
+            }
+        };
+        // Events recorded but not marked emitted: written again unless the file has them.
+        let mut sink = watch.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seqs = Vec::new();
+        for (seq, line) in &state.pending {
+            match sink.resume(line) {
+                Ok(()) => seqs.push(*seq),
+                Err(err) => {
+                    error!(listing = %msg.listing, error = %err, "Could not write an event.")
+                }
+            }
+        }
+        drop(sink);
+        if !seqs.is_empty() {
+            if let Err(err) = self.wiring.mark.do_send(cx.envelope(MarkEmitted { seqs })) {
+                warn!(error = %err, "Could not mark resumed events emitted.");
+            }
+        }
+        let book = Book::restore(state.on_air, state.gone);
+        info!(
+            listing = %msg.listing,
+            on_air = book.len(),
+            resumed_events = state.pending.len(),
+            strategy = watch.source.strategy.name(),
+            "Listing resumed from the store."
+        );
+        self.wiring.board.set_on_air(&msg.listing, &book);
+        watch.pager = Some(pager(
+            watch.source.strategy,
+            watch.source.params.clone(),
+            book,
+        ));
+        watch.busy = false;
+        self.schedule(&msg.listing, unix_millis(), cx);
+    }
+}
+
+impl Handle<ListingTick> for OnAirDetector {
+    type Reply = ();
+
+    fn handle(&mut self, msg: ListingTick, cx: &mut Cx<'_, Self>) {
+        let now = unix_millis();
+        let Some(watch) = self.watches.get_mut(&msg.listing) else {
+            return;
+        };
+        watch.timer = None;
+        if watch.busy {
+            return;
+        }
+        let Some(detector) = watch.pager.as_mut() else {
+            return;
+        };
+        let Some(page) = detector.poll_read(now) else {
+            let wake = detector.poll_timeout().unwrap_or(now + SECOND);
+            self.schedule(&msg.listing, wake, cx);
+            return;
+        };
+        watch.busy = true;
+        let url = watch.source.page_url(page);
+        let total_element = watch.source.total_element.clone();
+        let (client, board, route) = (
+            self.wiring.client.clone(),
+            self.wiring.board.clone(),
+            self.wiring.read.clone(),
+        );
+        let (index, parent, listing) = (cx.instance(), cx.message_id(), msg.listing);
+        debug!(%listing, page, %url, "Reading a listing page.");
+        spawn(cx, async move {
+            let outcome = read_page(&client, &url, page, total_element.as_ref()).await;
+            let (outcome, undated) = match outcome {
+                Ok((view, undated)) => (ReadOutcome::Page(view), undated),
+                Err(cause) => {
+                    warn!(%listing, %url, %cause, "Listing read failed.");
+                    (ReadOutcome::Failed, 0)
+                }
+            };
+            if undated > 0 {
+                warn!(%listing, %url, undated, "Listing items without a usable pubDate were left out.");
+            }
+            board.count_read(&listing, matches!(outcome, ReadOutcome::Page(_)), undated);
+            let read = caused_by(parent, ListingPageRead { listing, outcome });
+            if let Err(err) = route.do_send_to(index, read) {
+                warn!(error = %err, "Could not hand a listing page to its detector.");
+            }
+        });
+    }
+}
+
+impl Handle<ListingPageRead> for OnAirDetector {
+    type Reply = ();
+
+    fn handle(&mut self, msg: ListingPageRead, cx: &mut Cx<'_, Self>) {
+        let now = unix_millis();
+        let Some(watch) = self.watches.get_mut(&msg.listing) else {
+            return;
+        };
+        let Some(detector) = watch.pager.as_mut() else {
+            return;
+        };
+        detector.handle_read(now, msg.outcome);
+        let mut detections = Vec::new();
+        while let Some(event) = detector.poll_event() {
+            let line = EventRecord::new(&msg.listing, &event).to_line();
+            detections.push(Detection { event, line });
+        }
+        if detections.is_empty() {
+            watch.busy = false;
+            let wake = detector.poll_timeout().unwrap_or(now + SECOND);
+            self.schedule(&msg.listing, wake, cx);
+            return;
+        }
+        self.wiring.board.set_on_air(&msg.listing, detector.book());
+        let record = cx.envelope(RecordDetections {
+            listing: msg.listing.clone(),
+            detections: detections.clone(),
+            forget_before: now - FORGET_GONE_AFTER,
+        });
+        let (store, mark, done) = (
+            self.wiring.record.clone(),
+            self.wiring.mark.clone(),
+            self.wiring.emitted.clone(),
+        );
+        let (sink, board) = (watch.sink.clone(), self.wiring.board.clone());
+        let (index, parent, listing) = (cx.instance(), cx.message_id(), msg.listing);
+        spawn(cx, async move {
+            // Recorded first: an event the store lost could be reported twice after a crash.
+            // If the store fails it is emitted all the same (and logged): the user hears of it.
+            let seqs = match store.send(record).await {
+                Ok(Ok(seqs)) => seqs,
+                Ok(Err(err)) => {
+                    error!(%listing, error = %err, "Could not record detections; emitting them anyway.");
+                    Vec::new()
+                }
+                Err(err) => {
+                    error!(%listing, error = %err, "PageDb did not answer; emitting the detections anyway.");
+                    Vec::new()
+                }
+            };
+            let lines: Vec<(EventKind, Arc<str>)> = detections
+                .iter()
+                .map(|d| (d.event.kind, Arc::from(d.line.as_str())))
+                .collect();
+            let written = sink
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write(lines.iter().map(|(_, line)| &**line));
+            match written {
+                Ok(()) if !seqs.is_empty() => {
+                    if let Err(err) = mark.do_send(caused_by(parent, MarkEmitted { seqs })) {
+                        warn!(error = %err, "Could not mark events emitted.");
+                    }
+                }
+                Ok(()) => {}
+                Err(err) => error!(%listing, error = %err, "Could not write events."),
+            }
+            board.publish(&listing, &lines);
+            for (kind, line) in &lines {
+                info!(%listing, event = ?kind, %line, "Listing event.");
+            }
+            if let Err(err) = done.do_send_to(index, caused_by(parent, ListingEmitted { listing }))
+            {
+                warn!(error = %err, "Could not resume a listing after its events.");
+            }
+        });
+    }
+}
+
+impl Handle<ListingEmitted> for OnAirDetector {
+    type Reply = ();
+
+    fn handle(&mut self, msg: ListingEmitted, cx: &mut Cx<'_, Self>) {
+        let Some(watch) = self.watches.get_mut(&msg.listing) else {
+            return;
+        };
+        watch.busy = false;
+        let now = unix_millis();
+        let wake = watch
+            .pager
+            .as_ref()
+            .and_then(|detector| detector.poll_timeout())
+            .unwrap_or(now);
+        self.schedule(&msg.listing, wake, cx);
+    }
+}
+
+/// Runs `task` beside the instance, in the current span.
+fn spawn(cx: &mut Cx<'_, OnAirDetector>, task: impl std::future::Future<Output = ()> + 'static) {
+    cx.ctx()
+        .spawn(actix::fut::wrap_future::<_, Instance<OnAirDetector>>(
+            task.in_current_span(),
+        ));
+}
+
+fn caused_by<M>(parent: Option<crate::messages::MessageId>, payload: M) -> Envelope<M> {
+    match parent {
+        Some(parent) => Envelope::caused_by(parent, payload),
+        None => Envelope::new(payload),
+    }
+}
+
+/// Reads and parses one listing page.
+async fn read_page(
+    client: &HttpClient,
+    url: &str,
+    page: u32,
+    total_element: Option<&(String, String)>,
+) -> Result<(ferret::listing::PageView, usize), String> {
+    let reply = client
+        .get(url, &Validators::default())
+        .await
+        .map_err(|failure| format!("{} ({})", failure.error, failure.cause))?;
+    if reply.status != 200 {
+        return Err(format!("HTTP status {}", reply.status));
+    }
+    let options = ParseOptions {
+        http_charset: reply.content_type.as_deref().and_then(charset_of),
+        base_url: Some(&reply.url),
+        lean: true,
+        ..ParseOptions::default()
+    };
+    let feed = ferret::feed::parse(&reply.body, &options).map_err(|err| err.to_string())?;
+    let total = total_element.map(|(prefix, name)| (prefix.as_str(), name.as_str()));
+    Ok(view_from_feed(page, &feed, total))
+}
+
+/// Where a listing's events go: a file (appended to) and/or standard output.
+struct EventSink {
+    file: Option<(PathBuf, File)>,
+    stdout: bool,
+}
+
+impl EventSink {
+    fn open(source: &ListingSource) -> anyhow::Result<EventSink> {
+        let file = match &source.events_file {
+            None => None,
+            Some(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|err| {
+                        anyhow::anyhow!("cannot create the directory of {}: {err}", path.display())
+                    })?;
+                }
+                let file = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .read(true)
+                    .open(path)
+                    .map_err(|err| {
+                        anyhow::anyhow!(
+                            "cannot open the events file {} of listing `{}`: {err}",
+                            path.display(),
+                            source.name
+                        )
+                    })?;
+                Some((path.clone(), file))
+            }
+        };
+        Ok(EventSink {
+            file,
+            stdout: source.events_stdout,
+        })
+    }
+
+    /// Appends the lines, flushed.
+    fn write<'a>(&mut self, lines: impl Iterator<Item = &'a str> + Clone) -> io::Result<()> {
+        if self.stdout {
+            let mut out = io::stdout().lock();
+            for line in lines.clone() {
+                writeln!(out, "{line}")?;
+            }
+            out.flush()?;
+        }
+        if let Some((_, file)) = &mut self.file {
+            let mut buffer = String::new();
+            for line in lines {
+                buffer.push_str(line);
+                buffer.push('\n');
+            }
+            file.write_all(buffer.as_bytes())?;
+            file.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes an event recorded before a stop but not marked emitted, unless the end of the
+    /// events file already holds it (stdout cannot be checked: it is written again).
+    fn resume(&mut self, line: &str) -> io::Result<()> {
+        if let Some((_, file)) = &mut self.file {
+            let len = file.metadata()?.len();
+            file.seek(SeekFrom::Start(len.saturating_sub(TAIL_CHECKED)))?;
+            let mut tail = String::new();
+            file.read_to_string(&mut tail)?;
+            if tail.lines().any(|written| written == line) {
+                return Ok(());
+            }
+        }
+        self.write(std::iter::once(line))
+    }
+}
