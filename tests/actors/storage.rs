@@ -1,4 +1,5 @@
-use ferret_actors::storage::{migrations, Store};
+use ferret::listing::{Event, EventKind, Listed};
+use ferret_actors::storage::{migrations, Detection, Store};
 
 #[test]
 fn migrations_are_valid() {
@@ -14,7 +15,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 1);
+        assert_eq!(store.schema_version().unwrap(), 2);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -34,4 +35,79 @@ fn an_unusable_path_is_a_clear_error() {
     std::fs::write(&file, b"not a directory").unwrap();
     let err = Store::open(&file.join("ferret.db")).err().expect("fails");
     assert!(err.to_string().contains("a-file"), "{err}");
+}
+
+fn detection(kind: EventKind, id: &str, key: i64, at: i64) -> Detection {
+    Detection {
+        event: Event {
+            kind,
+            item: Listed {
+                id: id.into(),
+                key,
+                title: format!("title {id}").into(),
+                link: format!("http://example.com/{id}").into(),
+            },
+            at,
+        },
+        line: format!("{{\"id\":\"{id}\",\"at\":{at}}}"),
+    }
+}
+
+/// A listing's book and journal survive a reopen: On Air adds to the book, Off Air moves an
+/// id to the gone list, and events stay pending until marked emitted.
+#[test]
+fn listing_state_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        let seqs = store
+            .record_detections(
+                "sim",
+                &[
+                    detection(EventKind::OnAir, "lv1", 1_000, 5_000),
+                    detection(EventKind::OnAir, "lv2", 2_000, 5_000),
+                    detection(EventKind::OnAir, "lv3", 3_000, 5_000),
+                ],
+                0,
+            )
+            .unwrap();
+        store.mark_emitted(&seqs).unwrap();
+        let seqs = store
+            .record_detections(
+                "sim",
+                &[detection(EventKind::OffAir, "lv2", 2_000, 9_000)],
+                0,
+            )
+            .unwrap();
+        assert_eq!(seqs.len(), 1);
+        // Another listing's state stays apart.
+        store
+            .record_detections("other", &[detection(EventKind::OnAir, "lv9", 1, 2)], 0)
+            .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let state = store.load_listing("sim").unwrap();
+    let mut ids: Vec<&str> = state.on_air.iter().map(|e| &*e.item.id).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["lv1", "lv3"]);
+    assert_eq!(state.on_air[0].seen_at, 5_000);
+    assert_eq!(state.gone.len(), 1);
+    assert_eq!((&*state.gone[0].0, state.gone[0].1), ("lv2", 9_000));
+    assert_eq!(
+        state.pending.len(),
+        1,
+        "only the Off Air is not marked emitted"
+    );
+    assert!(state.pending[0].1.contains("lv2"));
+
+    // Gone ids older than the cut-off are forgotten with the next detections.
+    store
+        .record_detections(
+            "sim",
+            &[detection(EventKind::OnAir, "lv4", 4_000, 10_000)],
+            9_500,
+        )
+        .unwrap();
+    assert!(store.load_listing("sim").unwrap().gone.is_empty());
 }
