@@ -835,15 +835,14 @@ fn validate_listings(
 
         // Durations default to the real listing's, scaled with the frame: a listing run
         // 20 times faster (frame = 90 s) behaves like the real one.
-        let defaults = Params::default();
         let frame_secs = listing.frame_secs.unwrap_or(1800.0);
         let frame = if frame_secs.is_finite() && (1.0..=86_400.0).contains(&frame_secs) {
             (frame_secs * 1000.0).round() as i64
         } else {
             check.problem(&key("frame_secs"), "must lie in 1..=86400");
-            defaults.frame
+            Params::default().frame
         };
-        let scale = |real: i64| (real * frame / defaults.frame).max(1);
+        let defaults = Params::for_frame(frame);
         let mut secs = |field: &str, value: Option<f64>, default: i64| match value {
             None => default,
             Some(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => (v * 1000.0).round() as i64,
@@ -852,31 +851,23 @@ fn validate_listings(
                 default
             }
         };
-        let grace = secs("grace_secs", listing.grace_secs, scale(defaults.grace));
-        let tolerance = secs(
-            "tolerance_secs",
-            listing.tolerance_secs,
-            scale(defaults.tolerance),
-        );
+        let grace = secs("grace_secs", listing.grace_secs, defaults.grace);
+        let tolerance = secs("tolerance_secs", listing.tolerance_secs, defaults.tolerance);
         let mut ms = |field: &str, value: Option<i64>, default: i64| {
             check.int(&key(field), value, default, 1..=86_400_000)
         };
         let min_interval = ms(
             "min_interval_ms",
             listing.min_interval_ms,
-            scale(defaults.min_interval),
+            defaults.min_interval,
         );
         let head_interval = ms(
             "head_interval_ms",
             listing.head_interval_ms,
-            scale(defaults.head_interval),
+            defaults.head_interval,
         );
-        let settle = ms("settle_ms", listing.settle_ms, scale(defaults.settle));
-        let batch_wait = ms(
-            "batch_wait_ms",
-            listing.batch_wait_ms,
-            scale(defaults.batch_wait),
-        );
+        let settle = ms("settle_ms", listing.settle_ms, defaults.settle);
+        let batch_wait = ms("batch_wait_ms", listing.batch_wait_ms, defaults.batch_wait);
         let mut share = |field: &str, value: Option<f64>, default: f64| match value {
             None => default,
             Some(v) if (0.0..=1.0).contains(&v) => v,
@@ -898,7 +889,6 @@ fn validate_listings(
                 defaults.per_page,
                 1..=10_000,
             ),
-            frame,
             grace,
             tolerance,
             budget_per_hour: check.int(

@@ -62,9 +62,8 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
     );
     let params = Params {
         per_page: scenario.per_page,
-        frame: scenario.frame(),
         budget_per_hour: args.budget,
-        ..Params::default()
+        ..Params::for_frame(scenario.frame())
     };
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL

@@ -216,6 +216,24 @@ impl Params {
         }
     }
 
+    /// The defaults for a listing whose frame is `frame`: every duration scaled by
+    /// `frame / 30 min`, the budget and the counts unchanged. A listing run 20 times faster
+    /// (frame = 90 s) keeps its detector's proportions.
+    pub fn for_frame(frame: Millis) -> Params {
+        let defaults = Params::default();
+        let scale = |t: Millis| (t * frame.max(1) / defaults.frame).max(1);
+        Params {
+            frame: frame.max(1),
+            grace: scale(defaults.grace),
+            tolerance: scale(defaults.tolerance),
+            min_interval: scale(defaults.min_interval),
+            head_interval: scale(defaults.head_interval),
+            settle: scale(defaults.settle),
+            batch_wait: scale(defaults.batch_wait),
+            ..defaults
+        }
+    }
+
     /// The average time between reads the budget allows.
     pub fn read_spacing(&self) -> Millis {
         (HOUR / Millis::from(self.budget_per_hour.max(1))).max(self.min_interval)

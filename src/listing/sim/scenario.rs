@@ -233,14 +233,21 @@ impl Scenario {
         let share = |x: f64| (0.0..=1.0).contains(&x);
         check(self.per_page >= 1, "per_page: must be ≥ 1");
         check(
-            self.frame_minutes >= 1.0 / 60.0,
-            "frame_minutes: must be ≥ 1 second",
+            (1.0 / 60.0..=1_440.0).contains(&self.frame_minutes),
+            "frame_minutes: must lie between 1 second and 24 hours",
         );
-        check(self.warmup_minutes >= 0.0, "warmup_minutes: must be ≥ 0");
+        check(
+            (0.0..=1_440.0).contains(&self.warmup_minutes),
+            "warmup_minutes: must lie in 0..=1440",
+        );
         check(self.time_scale > 0.0, "time_scale: must be > 0");
         check(
-            self.starts.off_peak_per_hour > 0.0 && self.starts.peak_per_hour > 0.0,
-            "starts: rates must be > 0",
+            self.starts.off_peak_per_hour > 0.0 && self.starts.peak_per_hour <= 1e7,
+            "starts: rates must lie in (0, 10,000,000] an hour",
+        );
+        check(
+            self.starts.peak_hour.is_finite() && self.starts.start_hour.is_finite(),
+            "starts: peak_hour and start_hour must be numbers",
         );
         check(
             self.starts.off_peak_per_hour <= self.starts.peak_per_hour,
@@ -260,8 +267,12 @@ impl Scenario {
             "ends: need 0 ≤ early_min_minutes ≤ early_max_minutes",
         );
         check(
-            self.ends.max_hours * 60.0 >= self.frame_minutes,
-            "ends.max_hours: must be at least one frame",
+            self.ends.max_hours * 60.0 >= self.frame_minutes && self.ends.max_hours <= 48.0,
+            "ends.max_hours: must be at least one frame and at most 48",
+        );
+        check(
+            self.ends.early_max_minutes <= 1_440.0,
+            "ends.early_max_minutes: must be at most 1440",
         );
         check(!self.gaps.is_empty(), "gaps: need at least one band");
         let total: f64 = self.gaps.iter().map(|band| band.share).sum();
@@ -282,8 +293,10 @@ impl Scenario {
             "reads: failed and empty must be shares adding up to ≤ 1",
         );
         check(
-            0.0 <= reads.latency_min_ms && reads.latency_min_ms <= reads.latency_max_ms,
-            "reads: need 0 ≤ latency_min_ms ≤ latency_max_ms",
+            0.0 <= reads.latency_min_ms
+                && reads.latency_min_ms <= reads.latency_max_ms
+                && reads.latency_max_ms <= 60_000.0,
+            "reads: need 0 ≤ latency_min_ms ≤ latency_max_ms ≤ 60000",
         );
         for i in bad_bands {
             problems.push(format!(
