@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::walk::Walk;
+use super::PageView;
 use super::{
     Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR, MINUTE,
 };
@@ -45,6 +46,30 @@ enum Purpose {
     Due(Arc<str>),
     /// The background sweep, in one of its regions.
     Sweep(Region),
+    /// Confirming the end of a listing without a total.
+    EndCheck,
+}
+
+/// A listing without a total proves its end by reading the last non-empty page twice alike
+/// (not a truncated answer) and then the page after it empty.
+#[derive(Debug, Clone)]
+enum EndCheck {
+    /// An empty page followed this one: read it.
+    Read(u32),
+    /// Read once: read it again.
+    Again(PageView),
+    /// Read twice alike (the second read started at the time given): read the next page.
+    Next(PageView, Millis),
+}
+
+impl EndCheck {
+    fn page(&self) -> u32 {
+        match self {
+            EndCheck::Read(page) => *page,
+            EndCheck::Again(view) => view.page,
+            EndCheck::Next(view, _) => view.page + 1,
+        }
+    }
 }
 
 /// The sweep's regions.
@@ -112,6 +137,8 @@ pub struct FerretPager {
     now: Millis,
     /// Whether a head sweep has read the whole list once.
     bootstrapped: bool,
+    /// A listing without a total: the end being confirmed.
+    end_check: Option<EndCheck>,
 }
 
 impl FerretPager {
@@ -142,6 +169,7 @@ impl FerretPager {
             map: BTreeMap::new(),
             now: Millis::MIN,
             bootstrapped: false,
+            end_check: None,
         }
     }
 
@@ -179,6 +207,57 @@ impl FerretPager {
             waited >= self.params.batch_wait
         };
         ready.then_some((page, Purpose::Due(id)))
+    }
+
+    /// For a listing whose channel gives no total: the end of the list as the pages show it (a
+    /// short or empty page ends it; a full page past the estimate moves it down). Used to plan
+    /// reads only: without a total no page proves itself the last one.
+    fn estimate_total(&self, page: u32, view: &PageView) -> Option<u64> {
+        let above = u64::from(page - 1) * u64::from(self.per_page);
+        let len = view.items.len() as u64;
+        if len < u64::from(self.per_page) {
+            Some(above + len)
+        } else {
+            Some(self.total.unwrap_or(0).max(above + len + 1))
+        }
+    }
+
+    /// Follows the pages of a listing without a total towards a proof of its end: a short page
+    /// starts a check, the same page read again alike confirms it; anything else ends it.
+    fn track_end(&mut self, view: &PageView, requested_at: Millis) {
+        let same = |before: &PageView| {
+            before.page == view.page
+                && before.items.len() == view.items.len()
+                && before.items.last().map(|i| &i.id) == view.items.last().map(|i| &i.id)
+        };
+        let short = view.items.len() < self.per_page as usize;
+        self.end_check = match self.end_check.take() {
+            Some(EndCheck::Read(page)) if page == view.page => Some(EndCheck::Again(view.clone())),
+            Some(EndCheck::Again(before)) if same(&before) => {
+                Some(EndCheck::Next(view.clone(), requested_at))
+            }
+            _ if short => Some(EndCheck::Again(view.clone())),
+            _ => None,
+        };
+    }
+
+    /// An empty page of a listing without a total: it ends a confirmed check with a proof that
+    /// the page before it was the last one (absence below its items too), or starts a check of
+    /// the page before it.
+    fn empty_page_without_total(&mut self, page: u32, now: Millis) {
+        match self.end_check.take() {
+            Some(EndCheck::Next(view, requested_at)) if view.page + 1 == page => {
+                let above = u64::from(view.page - 1) * u64::from(self.per_page);
+                let last = PageView {
+                    total: Some(above + view.items.len() as u64),
+                    ..view
+                };
+                self.book
+                    .apply_snapshot(&last, self.per_page, requested_at, now);
+            }
+            _ if page > 1 => self.end_check = Some(EndCheck::Read(page - 1)),
+            _ => {}
+        }
     }
 
     fn last_page(&self) -> Option<u32> {
@@ -249,6 +328,11 @@ impl FerretPager {
     /// The next read, by priority: a boundary read late enough to threaten the grace, the
     /// head sweep, a boundary read whose batch is full or has waited enough, the sweep.
     fn choose(&mut self, now: Millis) -> Option<(u32, Purpose)> {
+        if let Some(check) = self.end_check.as_ref() {
+            if self.budget.allows(now, 0) {
+                return Some((check.page(), Purpose::EndCheck));
+            }
+        }
         if self.budget.allows(now, 0) {
             // Urgent boundary reads go first, but never hold the head back a whole interval.
             let head_late =
@@ -363,9 +447,12 @@ impl Pager for FerretPager {
             return;
         };
         // Every page carries the channel's total.
-        self.total = view.total.or(self.total);
+        self.total = view.total.or_else(|| self.estimate_total(page, &view));
         let len = view.items.len() as u32;
         if len == 0 {
+            if view.total.is_none() {
+                self.empty_page_without_total(page, now);
+            }
             // Past the end of the list, the page is empty by right: whatever was looked for
             // lies above. An empty page the total contradicts is a fault, read again.
             let past_end = self
@@ -378,7 +465,7 @@ impl Pager for FerretPager {
                         self.head_at = self.head_started + self.params.head_interval;
                     }
                     Purpose::Due(id) => self.due_miss = Some(DueMiss { id, page, step: -1 }),
-                    Purpose::Sweep(_) => {}
+                    Purpose::Sweep(_) | Purpose::EndCheck => {}
                 }
             } else if let Purpose::Due(id) = purpose {
                 // Most likely a fault, but also what a wrong guess of the page size looks
@@ -391,6 +478,9 @@ impl Pager for FerretPager {
         }
         self.page_size.observe(&view);
         self.per_page = self.page_size.get();
+        if view.total.is_none() {
+            self.track_end(&view, requested_at);
+        }
         let new = self
             .book
             .apply_snapshot(&view, self.per_page, requested_at, now);
@@ -416,6 +506,7 @@ impl Pager for FerretPager {
             Purpose::Due(id) => self.after_due_read(id, page, now, first, last),
             Purpose::Sweep(Region::Recent) => self.recent_walk.handle(&view),
             Purpose::Sweep(Region::Rest) => self.rest_walk.handle(&view),
+            Purpose::EndCheck => {}
         }
         self.book.forget_gone_before(now - 12 * HOUR);
     }

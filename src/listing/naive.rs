@@ -93,10 +93,12 @@ impl Pager for NaivePager {
             self.book.observe(item, requested_at, now);
             self.seen.insert(item.id.clone());
         }
+        // A short page ends the scan; an empty one only when no total says it is a fault.
         let past_total = self
             .total
-            .is_none_or(|total| u64::from(view.page) * u64::from(self.per_page) >= total);
-        if past_total || (len > 0 && len < self.per_page) {
+            .is_some_and(|total| u64::from(view.page) * u64::from(self.per_page) >= total);
+        let empty_end = len == 0 && self.total.is_none();
+        if past_total || (len > 0 && len < self.per_page) || empty_end {
             self.end_scan(now);
         } else {
             self.page += 1;

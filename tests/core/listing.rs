@@ -105,6 +105,8 @@ struct Listing {
     /// Render-time windows of faults, on one page or (`None`) on all.
     faults: Vec<(Millis, Millis, Option<u32>, Fault)>,
     reads: usize,
+    /// Whether the channel carries the total on air.
+    totals: bool,
 }
 
 impl Listing {
@@ -119,6 +121,7 @@ impl Listing {
             per_page: 18,
             faults: Vec::new(),
             reads: 0,
+            totals: true,
         }
     }
 
@@ -165,7 +168,7 @@ impl Listing {
             .collect();
         PageView {
             page,
-            total: Some(live.len() as u64),
+            total: self.totals.then_some(live.len() as u64),
             items,
         }
     }
@@ -1184,4 +1187,49 @@ fn sim_run_ferret_under_time_compression() {
 #[test]
 fn sim_run_ferret_under_time_compression_for_an_hour() {
     check_compression(HOUR);
+}
+
+/// A listing whose channel gives no total: the first sweep still reads every page (the end is
+/// the first short page), every broadcast is reported On Air once, frame ends are reported
+/// within the grace (at the bottom of the list too: a short page read twice alike and an empty
+/// page after it prove the end), and nothing is reported gone that is not.
+#[test]
+fn ferret_without_a_total_finds_the_end_by_the_pages() {
+    let grace = Params::default().grace;
+    let until = T0 + 40 * MINUTE;
+    let mut listing = Listing::new(steady(until));
+    listing.totals = false;
+    let mut detector = ferret_pager();
+    let events = drive(detector.as_mut(), &mut listing, T0, until);
+
+    let listed_at_start: Vec<String> = listing
+        .live(T0 + SECOND)
+        .iter()
+        .map(|l| l.id.to_string())
+        .collect();
+    let counts = on_air_counts(&events);
+    for id in &listed_at_start {
+        assert_eq!(
+            counts.get(id),
+            Some(&1),
+            "{id} not reported On Air exactly once"
+        );
+    }
+    assert_eq!(listing.false_off_airs(&events), Vec::<String>::new());
+    let mut checked = 0;
+    for show in &listing.shows {
+        if !show.ends_at_boundary() || !(T0 + 5 * MINUTE..until - grace).contains(&show.end) {
+            continue;
+        }
+        checked += 1;
+        let at = first_event(&events, EventKind::OffAir, &show.item.id);
+        assert!(
+            at.is_some_and(|at| at <= show.end + grace),
+            "{} ended +{} s, reported {:?}",
+            show.item.id,
+            (show.end - T0) / SECOND,
+            at.map(|at| (at - T0) / SECOND)
+        );
+    }
+    assert!(checked > 40, "{checked}");
 }
