@@ -22,7 +22,7 @@
 //! - **A budgeted sweep.** A share of the budget (`sweep_share`, plus whatever the others
 //!   leave above `reserve`) walks down the pages below the head without holes
 //!   ([`super::walk`]): mostly the recent region (broadcasts reserved within twice the
-//!   tolerance, where deep insertions appear), one read in four the rest of the list. It finds
+//!   tolerance, where deep insertions appear), one read in eight the rest of the list. It finds
 //!   deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace, the head (never held back more than one
@@ -102,7 +102,7 @@ struct DueMiss {
 }
 
 /// One sweep read in this many goes below the recent region.
-const REST_EVERY: u32 = 4;
+const REST_EVERY: u32 = 8;
 
 /// ferret's strategy; see the module documentation.
 #[derive(Debug)]

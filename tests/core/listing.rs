@@ -1233,3 +1233,16 @@ fn ferret_without_a_total_finds_the_end_by_the_pages() {
     }
     assert!(checked > 40, "{checked}");
 }
+
+/// Found by fuzzing: a `start_hour` far outside the day overflowed the virtual start time. It
+/// is now refused with the key named.
+#[test]
+fn r4_scenario_hours_must_lie_in_the_day() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fuzz/seeds/scenario/start-hour-overflow.toml"
+    ))
+    .unwrap();
+    let err = ferret::listing::sim::Scenario::from_toml(&text).expect_err("refused");
+    assert!(err.contains("start_hour"), "{err}");
+}

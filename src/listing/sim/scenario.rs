@@ -245,9 +245,10 @@ impl Scenario {
             self.starts.off_peak_per_hour > 0.0 && self.starts.peak_per_hour <= 1e7,
             "starts: rates must lie in (0, 10,000,000] an hour",
         );
+        let hour_of_day = |hour: f64| (0.0..=24.0).contains(&hour);
         check(
-            self.starts.peak_hour.is_finite() && self.starts.start_hour.is_finite(),
-            "starts: peak_hour and start_hour must be numbers",
+            hour_of_day(self.starts.peak_hour) && hour_of_day(self.starts.start_hour),
+            "starts: peak_hour and start_hour must be hours of the day (0–24)",
         );
         check(
             self.starts.off_peak_per_hour <= self.starts.peak_per_hour,
