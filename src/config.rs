@@ -763,24 +763,7 @@ fn validate_feeds(raw: &[RawFeed], check: &mut Check) -> Vec<FeedSource> {
     let mut feeds = Vec::new();
     for (i, feed) in raw.iter().enumerate() {
         let key = |field: &str| format!("feeds[{i}].{field}");
-        let name = feed.name.as_deref().map(str::trim).unwrap_or("");
-        if name.is_empty() {
-            check.problem(&key("name"), "missing: every [[feeds]] entry needs a name");
-        } else if let Some(first) = seen.insert(name.to_string(), i) {
-            check.problem(
-                &key("name"),
-                format!("`{name}` is already the name of feeds[{first}]"),
-            );
-        }
-        let url = feed.url.as_deref().map(str::trim).unwrap_or("");
-        if url.is_empty() {
-            check.problem(&key("url"), "missing: every [[feeds]] entry needs a url");
-        } else if url_host(url).is_none() || url.chars().any(char::is_whitespace) {
-            check.problem(
-                &key("url"),
-                format!("`{url}` is not an http:// or https:// URL with a host"),
-            );
-        }
+        let (name, url) = name_and_url("feeds", i, &feed.name, &feed.url, &mut seen, check);
         let interval = Duration::from_secs(check.int(
             &key("interval_secs"),
             feed.interval_secs,
@@ -788,13 +771,52 @@ fn validate_feeds(raw: &[RawFeed], check: &mut Check) -> Vec<FeedSource> {
             1..=7 * 86_400,
         ));
         feeds.push(FeedSource {
-            name: name.to_string(),
-            url: url.to_string(),
+            name,
+            url,
             interval,
             lean: feed.lean.unwrap_or(false),
         });
     }
     feeds
+}
+
+/// The `name` and `url` of entry `i` of an array of tables (`[[feeds]]`, `[[listings]]`),
+/// trimmed: a name must be present and unique (`seen` holds the names so far), a url must be
+/// an `http(s)://` URL with a host. Problems are reported with the entry's key path.
+fn name_and_url(
+    table: &str,
+    i: usize,
+    name: &Option<String>,
+    url: &Option<String>,
+    seen: &mut BTreeMap<String, usize>,
+    check: &mut Check,
+) -> (String, String) {
+    let key = |field: &str| format!("{table}[{i}].{field}");
+    let name = name.as_deref().map(str::trim).unwrap_or("");
+    if name.is_empty() {
+        check.problem(
+            &key("name"),
+            format!("missing: every [[{table}]] entry needs a name"),
+        );
+    } else if let Some(first) = seen.insert(name.to_string(), i) {
+        check.problem(
+            &key("name"),
+            format!("`{name}` is already the name of {table}[{first}]"),
+        );
+    }
+    let url = url.as_deref().map(str::trim).unwrap_or("");
+    if url.is_empty() {
+        check.problem(
+            &key("url"),
+            format!("missing: every [[{table}]] entry needs a url"),
+        );
+    } else if url_host(url).is_none() || url.chars().any(char::is_whitespace) {
+        check.problem(
+            &key("url"),
+            format!("`{url}` is not an http:// or https:// URL with a host"),
+        );
+    }
+    (name.to_string(), url.to_string())
 }
 
 fn validate_listings(
@@ -806,27 +828,9 @@ fn validate_listings(
     let mut listings = Vec::new();
     for (i, listing) in raw.iter().enumerate() {
         let key = |field: &str| format!("listings[{i}].{field}");
-        let name = listing.name.as_deref().map(str::trim).unwrap_or("");
-        if name.is_empty() {
-            check.problem(
-                &key("name"),
-                "missing: every [[listings]] entry needs a name",
-            );
-        } else if let Some(first) = seen.insert(name.to_string(), i) {
-            check.problem(
-                &key("name"),
-                format!("`{name}` is already the name of listings[{first}]"),
-            );
-        }
-        let url = listing.url.as_deref().map(str::trim).unwrap_or("");
-        if url.is_empty() {
-            check.problem(&key("url"), "missing: every [[listings]] entry needs a url");
-        } else if url_host(url).is_none() || url.chars().any(char::is_whitespace) {
-            check.problem(
-                &key("url"),
-                format!("`{url}` is not an http:// or https:// URL with a host"),
-            );
-        } else if !url.contains("{page}") {
+        let (name, url) =
+            name_and_url("listings", i, &listing.name, &listing.url, &mut seen, check);
+        if url_host(&url).is_some() && !url.contains("{page}") {
             check.problem(
                 &key("url"),
                 "must contain `{page}` where the page number goes",
@@ -943,8 +947,8 @@ fn validate_listings(
             }),
         };
         listings.push(ListingSource {
-            name: name.to_string(),
-            url: url.to_string(),
+            name,
+            url,
             strategy: listing.strategy.unwrap_or(Strategy::Ferret),
             params,
             total_element,
