@@ -26,6 +26,7 @@
 
 pub mod bench;
 pub mod daemon;
+mod event_sink;
 pub mod feed_book;
 pub mod feed_fetcher;
 pub mod http;

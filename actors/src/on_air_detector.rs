@@ -14,9 +14,6 @@
 //! of the last one are out ([`ListingEmitted`]), so the file keeps detection order.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,6 +26,7 @@ use ferret::listing::{ReadOutcome, HOUR, SECOND};
 use ferret::Role;
 use tracing::{debug, error, info, warn, Instrument as _};
 
+use crate::event_sink::EventSink;
 use crate::http_client::HttpClient;
 use crate::instance::{Cx, Handle, Instance, RoleActor};
 use crate::listing_board::ListingBoard;
@@ -43,8 +41,6 @@ use crate::supervisor::unix_millis;
 /// Gone ids are kept this long (longer than any broadcast), so a stale page cannot bring one
 /// back.
 const FORGET_GONE_AFTER: Millis = 12 * HOUR;
-/// How much of the events file's end is searched before an unmarked event is written again.
-const TAIL_CHECKED: u64 = 1 << 20;
 /// Wait before asking the store again after a failed load.
 const RELOAD_AFTER: Duration = Duration::from_secs(5);
 
@@ -424,78 +420,4 @@ async fn read_page(
     let feed = ferret::feed::parse(&reply.body, &options).map_err(|err| err.to_string())?;
     let total = total_element.map(|(prefix, name)| (prefix.as_str(), name.as_str()));
     Ok(view_from_feed(page, &feed, total))
-}
-
-/// Where a listing's events go: a file (appended to) and/or standard output.
-struct EventSink {
-    file: Option<(PathBuf, File)>,
-    stdout: bool,
-}
-
-impl EventSink {
-    fn open(source: &ListingSource) -> anyhow::Result<EventSink> {
-        let file = match &source.events_file {
-            None => None,
-            Some(path) => {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(|err| {
-                        anyhow::anyhow!("cannot create the directory of {}: {err}", path.display())
-                    })?;
-                }
-                let file = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .read(true)
-                    .open(path)
-                    .map_err(|err| {
-                        anyhow::anyhow!(
-                            "cannot open the events file {} of listing `{}`: {err}",
-                            path.display(),
-                            source.name
-                        )
-                    })?;
-                Some((path.clone(), file))
-            }
-        };
-        Ok(EventSink {
-            file,
-            stdout: source.events_stdout,
-        })
-    }
-
-    /// Appends the lines, flushed.
-    fn write<'a>(&mut self, lines: impl Iterator<Item = &'a str> + Clone) -> io::Result<()> {
-        if self.stdout {
-            let mut out = io::stdout().lock();
-            for line in lines.clone() {
-                writeln!(out, "{line}")?;
-            }
-            out.flush()?;
-        }
-        if let Some((_, file)) = &mut self.file {
-            let mut buffer = String::new();
-            for line in lines {
-                buffer.push_str(line);
-                buffer.push('\n');
-            }
-            file.write_all(buffer.as_bytes())?;
-            file.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Writes an event recorded before a stop but not marked emitted, unless the end of the
-    /// events file already holds it (stdout cannot be checked: it is written again).
-    fn resume(&mut self, line: &str) -> io::Result<()> {
-        if let Some((_, file)) = &mut self.file {
-            let len = file.metadata()?.len();
-            file.seek(SeekFrom::Start(len.saturating_sub(TAIL_CHECKED)))?;
-            let mut tail = String::new();
-            file.read_to_string(&mut tail)?;
-            if tail.lines().any(|written| written == line) {
-                return Ok(());
-            }
-        }
-        self.write(std::iter::once(line))
-    }
 }
