@@ -199,6 +199,34 @@ fn the_daemon_reports_a_time_compressed_listing_without_a_wrong_event() {
         .all(|item| item["id"].is_string() && item["started_at"].is_string()));
     assert_eq!(daemon.get("/api/listings/nope/onair").status(), 404);
 
+    // Server-sent events: the next event arrives as `event:` and `data:` lines.
+    let stream = daemon.get("/api/events");
+    assert_eq!(
+        stream.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let event = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("an event line");
+    assert!(
+        event == "event: on_air" || event == "event: off_air",
+        "{event}"
+    );
+    let data = rx
+        .recv_timeout(Duration::from_secs(1))
+        .expect("its data line");
+    let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(data["listing"], "sim");
+    drop(rx);
+
     // Two frames and a half of the listing's time.
     std::thread::sleep(Duration::from_secs(75));
     let metrics = daemon.get("/metrics").text().unwrap();
