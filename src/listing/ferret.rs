@@ -204,9 +204,23 @@ impl FerretPager {
         let ready = if urgent {
             waited >= self.params.grace / 2
         } else {
-            waited >= self.params.batch_wait
+            waited >= self.batch_wait(page, entry.item.key)
         };
         ready.then_some((page, Purpose::Due(id)))
+    }
+
+    /// How long the oldest due broadcast, at `key` on `page`, waits for its neighbours: until
+    /// the broadcast at the top of the page (as a recent read showed it) is due as well, so
+    /// that one read settles the whole page, and never longer than `batch_wait`.
+    fn batch_wait(&self, page: u32, key: Millis) -> Millis {
+        let top_due = self
+            .map
+            .get(&page)
+            .filter(|range| range.at + MAP_FRESH >= self.now && range.newest >= key)
+            .map(|range| range.newest - key + self.params.settle);
+        top_due.map_or(self.params.batch_wait, |wait| {
+            wait.min(self.params.batch_wait)
+        })
     }
 
     /// For a listing whose channel gives no total: the end of the list as the pages show it (a
@@ -321,8 +335,13 @@ impl FerretPager {
 
     /// When the next boundary read becomes worth making.
     fn boundary_wake(&self) -> Option<Millis> {
-        let due = self.book.entries().map(|entry| self.due(entry)).min()?;
-        Some(due + self.params.settle.max(self.params.batch_wait))
+        let (entry, due) = self
+            .book
+            .entries()
+            .map(|entry| (entry, self.due(entry)))
+            .min_by_key(|(entry, due)| (*due, entry.item.key))?;
+        let wait = self.batch_wait(self.predict(entry.item.key), entry.item.key);
+        Some(due + self.params.settle.max(wait))
     }
 
     /// The next read, by priority: a boundary read late enough to threaten the grace, the
