@@ -21,6 +21,7 @@
 //! - [`listing`]: On Air / Off Air detection in paginated live listings (naive, seed and
 //!   ferret strategies, sans-IO), the listing simulator, its scorer and the oracle bound.
 //! - [`role`]: the roles of the actor system and their names.
+//! - [`stories`]: near-duplicates, two-level incremental clustering of news items, metrics.
 //! - [`supervision`]: restart policies and the restart-intensity window (OTP semantics).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -30,6 +31,7 @@ pub mod feed;
 pub mod fetch;
 pub mod listing;
 pub mod role;
+pub mod stories;
 pub mod supervision;
 
 pub use config::Settings;

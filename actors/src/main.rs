@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use ferret::config::{LogFormat, Settings};
-use ferret_actors::{bench, daemon, onair_bench, sim_listing, telemetry};
+use ferret_actors::{bench, cluster_cmd, daemon, onair_bench, sim_listing, telemetry};
 
 /// ferret watches feeds and the web for you: live listings going on and off air, news
 /// grouped into stories, and pages like the ones you like.
@@ -37,6 +37,9 @@ enum Command {
     /// Serve the listing simulator over HTTP as a live listing's RSS, for tests and demos;
     /// on SIGINT/SIGTERM, write the ground truth (`--truth`) and exit.
     SimListing(sim_listing::SimListingArgs),
+    /// Cluster a JSON-lines stream of news items into events and stories; with --eval, score
+    /// the stories against the items' `cluster` labels.
+    Cluster(cluster_cmd::ClusterArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Onair(args))) => onair_bench::run(&args).map(|()| 0),
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
+        Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -1,0 +1,405 @@
+//! Incremental two-level clustering: near-duplicates attached to their first copy, items
+//! grouped into events (tight), events into stories (looser), every decision made as the item
+//! arrives, with candidates from inverted indexes and clusters retired after a time window.
+//!
+//! **Weights.** Each item's terms are weighted tf·idf with `tf = ½ + ½·f / max f` and
+//! `idf = ln(N / df)`, N and df counted over the items seen so far (the stream's own
+//! statistics, kept incrementally). Vectors are L2-normalised.
+//!
+//! **Events.** An event's centroid is the sum of its items' vectors. A new item joins the event
+//! with the highest cosine to it, found among the events that share one of its terms (an
+//! inverted index from term to events, so the cost does not grow with the number of events),
+//! if that cosine reaches `event_threshold`; otherwise it starts an event.
+//!
+//! **Stories.** A story's centroid is the sum of its items' vectors. A new event joins the
+//! story with the highest cosine to its first item, if it reaches `story_threshold` (lower than
+//! the event threshold); otherwise it starts a story. Items that join an event add to its
+//! story's centroid as well.
+//!
+//! **Window.** Events and stories not updated for `window` are retired: they leave the
+//! indexes and take no more items. Memory stays bounded on an endless stream.
+//!
+//! Ties break on the older cluster (lower id), so the same input gives the same clusters.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap;
+
+use super::shingles::{containment, jaccard, shingles, LshIndex};
+use super::text::{strip_html, Analyzer};
+
+/// Time in milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+/// Every threshold and size of the clusterer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterParams {
+    /// Words a shingle.
+    pub shingle_words: usize,
+    /// Jaccard similarity at or above which two items are duplicates.
+    pub duplicate_jaccard: f64,
+    /// Containment at or above which two items are duplicates.
+    pub duplicate_containment: f64,
+    /// Cosine at or above which an item joins an event.
+    pub event_threshold: f32,
+    /// Cosine at or above which an event joins a story.
+    pub story_threshold: f32,
+    /// Clusters not updated for this long are retired.
+    pub window: Millis,
+    /// Terms of an item used to look up candidate clusters (its highest weighted).
+    pub lookup_terms: usize,
+    /// Seed of the MinHash functions.
+    pub seed: u64,
+}
+
+impl Default for ClusterParams {
+    fn default() -> Self {
+        ClusterParams {
+            shingle_words: 3,
+            duplicate_jaccard: 0.8,
+            duplicate_containment: 0.9,
+            event_threshold: 0.5,
+            story_threshold: 0.06,
+            window: 3 * 24 * 3_600_000,
+            lookup_terms: 6,
+            seed: 1,
+        }
+    }
+}
+
+/// Where an item went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Assignment {
+    /// Its event.
+    pub event: u32,
+    /// Its story.
+    pub story: u32,
+    /// The earlier item it duplicates, by arrival number, if it is a near-duplicate.
+    pub duplicate_of: Option<u32>,
+}
+
+/// A sparse, L2-normalised vector: (term id, weight), sorted by term id.
+type Vector = Vec<(u32, f32)>;
+
+#[derive(Debug, Default)]
+struct Centroid {
+    weights: FxHashMap<u32, f32>,
+    norm2: f32,
+    updated: Millis,
+    retired: bool,
+}
+
+impl Centroid {
+    fn add(&mut self, vector: &Vector, at: Millis) {
+        for &(term, weight) in vector {
+            let w = self.weights.entry(term).or_insert(0.0);
+            self.norm2 += 2.0 * *w * weight + weight * weight;
+            *w += weight;
+        }
+        self.updated = self.updated.max(at);
+    }
+
+    fn cosine(&self, vector: &Vector) -> f32 {
+        if self.norm2 <= 0.0 {
+            return 0.0;
+        }
+        let dot: f32 = vector
+            .iter()
+            .filter_map(|(term, weight)| self.weights.get(term).map(|w| w * weight))
+            .sum();
+        dot / self.norm2.sqrt()
+    }
+}
+
+/// A set of centroids with an inverted index from term to the centroids holding it.
+#[derive(Debug, Default)]
+struct Level {
+    clusters: Vec<Centroid>,
+    index: FxHashMap<u32, Vec<u32>>,
+    /// Clusters by last update, for retirement: (updated, id), oldest first.
+    by_update: VecDeque<(Millis, u32)>,
+}
+
+impl Level {
+    /// The best cluster for `vector` among those sharing one of `lookup` terms, if its cosine
+    /// reaches `threshold`. Ties go to the older cluster.
+    fn best(&self, vector: &Vector, lookup: &[u32], threshold: f32) -> Option<u32> {
+        let mut candidates: Vec<u32> = lookup
+            .iter()
+            .filter_map(|term| self.index.get(term))
+            .flatten()
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut best: Option<(f32, u32)> = None;
+        for id in candidates {
+            let cluster = &self.clusters[id as usize];
+            if cluster.retired {
+                continue;
+            }
+            let cosine = cluster.cosine(vector);
+            if cosine >= threshold && best.is_none_or(|(b, _)| cosine > b) {
+                best = Some((cosine, id));
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+
+    fn create(&mut self, vector: &Vector, at: Millis) -> u32 {
+        let id = self.clusters.len() as u32;
+        self.clusters.push(Centroid::default());
+        self.add(id, vector, at);
+        id
+    }
+
+    fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
+        let cluster = &mut self.clusters[id as usize];
+        for &(term, _) in vector {
+            if !cluster.weights.contains_key(&term) {
+                self.index.entry(term).or_default().push(id);
+            }
+        }
+        cluster.add(vector, at);
+        self.by_update.push_back((at, id));
+    }
+
+    /// Retires clusters not updated since `before`.
+    fn retire(&mut self, before: Millis) {
+        while let Some(&(at, id)) = self.by_update.front() {
+            if at >= before {
+                break;
+            }
+            self.by_update.pop_front();
+            let cluster = &mut self.clusters[id as usize];
+            if cluster.retired || cluster.updated >= before {
+                continue;
+            }
+            cluster.retired = true;
+            for term in cluster.weights.keys() {
+                if let Some(ids) = self.index.get_mut(term) {
+                    ids.retain(|&other| other != id);
+                    if ids.is_empty() {
+                        self.index.remove(term);
+                    }
+                }
+            }
+            // The centroid's memory goes with it.
+            cluster.weights = FxHashMap::default();
+        }
+    }
+}
+
+/// An item kept for near-duplicate checks while it is inside the window.
+#[derive(Debug)]
+struct Kept {
+    shingles: Vec<u64>,
+    bands: Vec<u64>,
+    at: Millis,
+    assignment: Assignment,
+}
+
+/// The incremental clusterer. Feed it items in arrival order with [`Clusterer::add`].
+#[derive(Debug)]
+pub struct Clusterer {
+    params: ClusterParams,
+    analyzer: Analyzer,
+    terms: FxHashMap<String, u32>,
+    df: Vec<u32>,
+    n: u32,
+    events: Level,
+    stories: Level,
+    event_story: Vec<u32>,
+    lsh: LshIndex,
+    kept: BTreeMap<u32, Kept>,
+    arrivals: u32,
+    duplicates: u32,
+}
+
+impl Clusterer {
+    /// An empty clusterer.
+    pub fn new(params: ClusterParams) -> Clusterer {
+        Clusterer {
+            lsh: LshIndex::new(20, 2, params.seed),
+            params,
+            analyzer: Analyzer::new(),
+            terms: FxHashMap::default(),
+            df: Vec::new(),
+            n: 0,
+            events: Level::default(),
+            stories: Level::default(),
+            event_story: Vec::new(),
+            kept: BTreeMap::new(),
+            arrivals: 0,
+            duplicates: 0,
+        }
+    }
+
+    /// Items seen.
+    pub fn len(&self) -> u32 {
+        self.arrivals
+    }
+
+    /// Whether no item was seen.
+    pub fn is_empty(&self) -> bool {
+        self.arrivals == 0
+    }
+
+    /// Items attached to an earlier copy.
+    pub fn duplicates(&self) -> u32 {
+        self.duplicates
+    }
+
+    /// Events created.
+    pub fn events(&self) -> usize {
+        self.events.clusters.len()
+    }
+
+    /// Stories created.
+    pub fn stories(&self) -> usize {
+        self.stories.clusters.len()
+    }
+
+    /// Clusters the item at `at` with title `title` and body `text` (HTML allowed).
+    pub fn add(&mut self, title: &str, text: &str, at: Millis) -> Assignment {
+        let arrival = self.arrivals;
+        self.arrivals += 1;
+        self.retire(at);
+        let body = strip_html(text);
+        let full = if body.trim().is_empty() {
+            title.to_string()
+        } else {
+            format!("{title}\n{body}")
+        };
+        let lang = self.analyzer.detect(&full);
+
+        // Near-duplicates first: a copy joins its original and is not clustered again.
+        let words = self.analyzer.words(&full);
+        let item_shingles = shingles(&words, self.params.shingle_words);
+        let bands = self.lsh.bands(&item_shingles);
+        if let Some(original) = self.duplicate_of(&item_shingles, &bands) {
+            self.duplicates += 1;
+            let assignment = Assignment {
+                duplicate_of: Some(original),
+                ..self.kept[&original].assignment
+            };
+            return assignment;
+        }
+
+        let vector = self.vector(&self.analyzer.terms(&full, lang));
+        let lookup = self.lookup(&vector);
+        let threshold = self.params.event_threshold;
+        let assignment = match self.events.best(&vector, &lookup, threshold) {
+            Some(event) => {
+                self.events.add(event, &vector, at);
+                let story = self.event_story[event as usize];
+                self.stories.add(story, &vector, at);
+                Assignment {
+                    event,
+                    story,
+                    duplicate_of: None,
+                }
+            }
+            None => {
+                let event = self.events.create(&vector, at);
+                let story = match self
+                    .stories
+                    .best(&vector, &lookup, self.params.story_threshold)
+                {
+                    Some(story) => {
+                        self.stories.add(story, &vector, at);
+                        story
+                    }
+                    None => self.stories.create(&vector, at),
+                };
+                self.event_story.push(story);
+                Assignment {
+                    event,
+                    story,
+                    duplicate_of: None,
+                }
+            }
+        };
+        self.lsh.insert(arrival, &bands);
+        self.kept.insert(
+            arrival,
+            Kept {
+                shingles: item_shingles,
+                bands,
+                at,
+                assignment,
+            },
+        );
+        assignment
+    }
+
+    fn duplicate_of(&self, item: &[u64], bands: &[u64]) -> Option<u32> {
+        self.lsh.candidates(bands).into_iter().find(|candidate| {
+            self.kept.get(candidate).is_some_and(|kept| {
+                jaccard(item, &kept.shingles) >= self.params.duplicate_jaccard
+                    || containment(item, &kept.shingles) >= self.params.duplicate_containment
+            })
+        })
+    }
+
+    /// The item's tf·idf vector, counting it into the document frequencies first.
+    fn vector(&mut self, terms: &[String]) -> Vector {
+        let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
+        for term in terms {
+            let next = self.terms.len() as u32;
+            let id = *self.terms.entry(term.clone()).or_insert(next);
+            if id == next {
+                self.df.push(0);
+            }
+            *counts.entry(id).or_insert(0) += 1;
+        }
+        self.n += 1;
+        for &id in counts.keys() {
+            self.df[id as usize] += 1;
+        }
+        let max = counts.values().copied().max().unwrap_or(1) as f32;
+        let n = self.n as f32;
+        let mut vector: Vector = counts
+            .into_iter()
+            .map(|(id, f)| {
+                let tf = 0.5 + 0.5 * f as f32 / max;
+                let idf = (n / self.df[id as usize] as f32).ln();
+                (id, tf * idf)
+            })
+            .filter(|&(_, w)| w > 0.0)
+            .collect();
+        let norm = vector.iter().map(|(_, w)| w * w).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            for (_, w) in &mut vector {
+                *w /= norm;
+            }
+        }
+        vector.sort_unstable_by_key(|&(id, _)| id);
+        vector
+    }
+
+    /// The item's highest weighted terms, for candidate lookup.
+    fn lookup(&self, vector: &Vector) -> Vec<u32> {
+        let mut terms = vector.clone();
+        terms.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        terms
+            .into_iter()
+            .take(self.params.lookup_terms)
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    fn retire(&mut self, now: Millis) {
+        let before = now - self.params.window;
+        self.events.retire(before);
+        self.stories.retire(before);
+        while let Some((&arrival, kept)) = self.kept.first_key_value() {
+            if kept.at >= before {
+                break;
+            }
+            let bands = std::mem::take(&mut self.kept.get_mut(&arrival).expect("present").bands);
+            self.lsh.remove(arrival, &bands);
+            self.kept.remove(&arrival);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Near-duplicates: word w-shingles, Jaccard and containment, MinHash signatures and LSH
+//! banding so that finding the copies of a new item costs the same however many came before.
+//!
+//! **Which measure.** The seed calls "а роза упала на лапу Азора" and "а роза упала на лапу,
+//! упала на лапу Азора" full duplicates at w = 3, yet their Jaccard similarity is 4/6: the
+//! second repeats a phrase, which adds shingles the first lacks. The containment of the smaller
+//! set in the larger, |A ∩ B| / min(|A|, |B|), is 1. ferret calls two items duplicates when
+//! **either** measure reaches its threshold: Jaccard catches reworded copies of equal length,
+//! containment catches a copy that was extended or abridged.
+
+use std::collections::HashMap;
+
+/// The hashed w-shingles of a word sequence, sorted and deduplicated. A text shorter than `w`
+/// words is one shingle of all its words; an empty one has none.
+pub fn shingles(words: &[String], w: usize) -> Vec<u64> {
+    let w = w.max(1);
+    let mut out: Vec<u64> = if words.len() < w {
+        if words.is_empty() {
+            Vec::new()
+        } else {
+            vec![hash_words(words)]
+        }
+    } else {
+        words.windows(w).map(hash_words).collect()
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn hash_words(words: &[String]) -> u64 {
+    // FNV-1a over the words with a separator: stable across runs and platforms.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for word in words {
+        for byte in word.bytes().chain(std::iter::once(0xff)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// |A ∩ B| of two sorted sets.
+fn intersection(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Jaccard similarity |A ∩ B| / |A ∪ B| of two sorted shingle sets (0 when both are empty).
+pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let common = intersection(a, b);
+    let union = a.len() + b.len() - common;
+    if union == 0 {
+        0.0
+    } else {
+        common as f64 / union as f64
+    }
+}
+
+/// Containment |A ∩ B| / min(|A|, |B|) of two sorted shingle sets (0 when either is empty).
+pub fn containment(a: &[u64], b: &[u64]) -> f64 {
+    let smaller = a.len().min(b.len());
+    if smaller == 0 {
+        0.0
+    } else {
+        intersection(a, b) as f64 / smaller as f64
+    }
+}
+
+/// A MinHash-LSH index over shingle sets: `bands × rows` seeded hash functions, items bucketed
+/// by each band of their signature. Candidates share at least one band; they are then checked
+/// exactly, so the index only decides whom to compare with.
+#[derive(Debug)]
+pub struct LshIndex {
+    seeds: Vec<u64>,
+    rows: usize,
+    buckets: Vec<HashMap<u64, Vec<u32>>>,
+}
+
+impl LshIndex {
+    /// An index of `bands` bands of `rows` rows, its hash functions drawn from `seed`.
+    pub fn new(bands: usize, rows: usize, seed: u64) -> LshIndex {
+        let mut state = seed;
+        let seeds = (0..bands.max(1) * rows.max(1))
+            .map(|_| {
+                state = splitmix(state);
+                state | 1
+            })
+            .collect();
+        LshIndex {
+            seeds,
+            rows: rows.max(1),
+            buckets: (0..bands.max(1)).map(|_| HashMap::new()).collect(),
+        }
+    }
+
+    /// The band keys of a shingle set (none for an empty set).
+    pub fn bands(&self, shingles: &[u64]) -> Vec<u64> {
+        if shingles.is_empty() {
+            return Vec::new();
+        }
+        let signature: Vec<u64> = self
+            .seeds
+            .iter()
+            .map(|&seed| {
+                shingles
+                    .iter()
+                    .map(|&s| splitmix(s ^ seed))
+                    .min()
+                    .unwrap_or(u64::MAX)
+            })
+            .collect();
+        signature
+            .chunks(self.rows)
+            .map(|rows| {
+                rows.iter()
+                    .fold(0x9e37_79b9_7f4a_7c15, |h, &r| splitmix(h ^ r))
+            })
+            .collect()
+    }
+
+    /// The items sharing a band with `bands`, each once, oldest first.
+    pub fn candidates(&self, bands: &[u64]) -> Vec<u32> {
+        let mut found: Vec<u32> = bands
+            .iter()
+            .zip(&self.buckets)
+            .filter_map(|(key, buckets)| buckets.get(key))
+            .flatten()
+            .copied()
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Adds `item` under its `bands`.
+    pub fn insert(&mut self, item: u32, bands: &[u64]) {
+        for (key, buckets) in bands.iter().zip(&mut self.buckets) {
+            buckets.entry(*key).or_default().push(item);
+        }
+    }
+
+    /// Removes `item`, filed under `bands`.
+    pub fn remove(&mut self, item: u32, bands: &[u64]) {
+        for (key, buckets) in bands.iter().zip(&mut self.buckets) {
+            if let Some(items) = buckets.get_mut(key) {
+                items.retain(|&i| i != item);
+                if items.is_empty() {
+                    buckets.remove(key);
+                }
+            }
+        }
+    }
+}
+
+/// SplitMix64: a fast, well-mixed, seedable hash step.
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}

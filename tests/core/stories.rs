@@ -1,0 +1,123 @@
+//! The stories core: metrics against the data README's check values, the seed's shingle
+//! example, the text pipeline, and determinism of the clusterer.
+
+use ferret::stories::metrics::score;
+use ferret::stories::shingles::{containment, jaccard, shingles};
+use ferret::stories::text::{strip_html, Analyzer, Lang};
+use ferret::stories::{read_items, ClusterParams, Clusterer};
+
+fn test_labels() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/news-clustering/uci-news-aggregator-subset/test.jsonl"
+    );
+    let text = std::fs::read_to_string(path).expect("the shared data is beside the repository");
+    read_items(&text)
+        .unwrap()
+        .into_iter()
+        .map(|item| item.cluster.unwrap())
+        .collect()
+}
+
+fn close(actual: f64, expected: f64) -> bool {
+    (actual - expected).abs() < 5e-5
+}
+
+/// The reference vectors of the data README §4: all singletons and one cluster on test.
+#[test]
+fn metrics_match_the_readme_check_values() {
+    let gold = test_labels();
+    let singletons: Vec<usize> = (0..gold.len()).collect();
+    let s = score(&gold, &singletons);
+    assert_eq!(s.pairwise.f1, 0.0);
+    assert!(close(s.bcubed.precision, 1.0));
+    assert!(close(s.bcubed.recall, 0.01368), "{:?}", s.bcubed);
+    assert!(close(s.bcubed.f1, 0.02699), "{:?}", s.bcubed);
+
+    let one = vec![0; gold.len()];
+    let s = score(&gold, &one);
+    assert!(close(s.pairwise.precision, 0.03754), "{:?}", s.pairwise);
+    assert!(close(s.pairwise.recall, 1.0));
+    assert!(close(s.pairwise.f1, 0.07236), "{:?}", s.pairwise);
+    assert!(close(s.bcubed.precision, 0.03784), "{:?}", s.bcubed);
+    assert!(close(s.bcubed.f1, 0.07292), "{:?}", s.bcubed);
+    assert_eq!(s.gold_clusters, 44);
+}
+
+/// Pairwise counts on a hand example: gold {a,a,a,b,b}, predicted {1,1,2,2,2}.
+#[test]
+fn metrics_on_a_hand_example() {
+    let s = score(&["a", "a", "a", "b", "b"], &[1, 1, 2, 2, 2]);
+    // tp = C(2) + C(1) + C(2) = 2; predicted pairs = C(2) + C(3) = 4; gold pairs = 3 + 1 = 4.
+    assert!(close(s.pairwise.precision, 0.5));
+    assert!(close(s.pairwise.recall, 0.5));
+    // BCubed P = (4/2 + 1/3 + 4/3) / 5, R = (4/3 + 1/3 + 4/2) / 5.
+    assert!(close(
+        s.bcubed.precision,
+        (2.0 + 1.0 / 3.0 + 4.0 / 3.0) / 5.0
+    ));
+    assert!(close(s.bcubed.recall, (4.0 / 3.0 + 1.0 / 3.0 + 2.0) / 5.0));
+}
+
+/// The seed's pair at w = 3: Jaccard 4/6, containment 1; ferret calls them duplicates.
+#[test]
+fn the_seeds_shingle_example() {
+    let analyzer = Analyzer::new();
+    let a = shingles(&analyzer.words("а роза упала на лапу Азора"), 3);
+    let b = shingles(
+        &analyzer.words("а роза упала на лапу, упала на лапу Азора"),
+        3,
+    );
+    assert_eq!(a.len(), 4);
+    assert_eq!(b.len(), 6);
+    assert!((jaccard(&a, &b) - 4.0 / 6.0).abs() < 1e-12);
+    assert!((containment(&a, &b) - 1.0).abs() < 1e-12);
+
+    let mut clusterer = Clusterer::new(ClusterParams::default());
+    let first = clusterer.add("а роза упала на лапу Азора", "", 0);
+    let second = clusterer.add("а роза упала на лапу, упала на лапу Азора", "", 1_000);
+    assert_eq!(second.duplicate_of, Some(0));
+    assert_eq!((second.event, second.story), (first.event, first.story));
+    assert_eq!(clusterer.duplicates(), 1);
+}
+
+#[test]
+fn the_text_pipeline_folds_stems_and_drops_stop_words() {
+    let analyzer = Analyzer::new();
+    assert_eq!(
+        analyzer.detect("Fed sees high bar for change in tapering"),
+        Lang::English
+    );
+    assert_eq!(
+        analyzer.detect("Центробанк сохранил ключевую ставку"),
+        Lang::Russian
+    );
+    assert_eq!(
+        analyzer.terms("The Fed's officials are TAPERING purchases", Lang::English),
+        ["fed", "offici", "taper", "purchas"]
+    );
+    assert_eq!(
+        analyzer.terms("Центробанк сохранил ключевые ставки", Lang::Russian),
+        ["центробанк", "сохран", "ключев", "ставк"]
+    );
+    assert_eq!(strip_html("<p>Q&amp;A <b>now</b></p>").trim(), "Q&A  now");
+}
+
+/// Same input, same clusters.
+#[test]
+fn clustering_is_deterministic() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/news-clustering/uci-news-aggregator-subset/dev.jsonl"
+    );
+    let items = read_items(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let run = || {
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        items
+            .iter()
+            .take(800)
+            .map(|item| clusterer.add(&item.title, &item.text, item.millis().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+}
