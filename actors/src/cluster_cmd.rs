@@ -34,6 +34,9 @@ pub struct ClusterArgs {
     /// Cosine at or above which an event joins a story.
     #[arg(long)]
     pub story_threshold: Option<f32>,
+    /// Cosine between story centroids at or above which they merge.
+    #[arg(long)]
+    pub merge_threshold: Option<f32>,
 }
 
 /// Runs the command.
@@ -51,6 +54,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
     let params = ClusterParams {
         event_threshold: args.event_threshold.unwrap_or(defaults.event_threshold),
         story_threshold: args.story_threshold.unwrap_or(defaults.story_threshold),
+        merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
         ..defaults
     };
     let mut clusterer = Clusterer::new(params);
@@ -67,7 +71,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             let line = serde_json::json!({
                 "id": item.id,
                 "event": format!("e{}", assignment.event),
-                "story": format!("s{}", assignment.story),
+                "story": format!("s{}", clusterer.story(assignment.story)),
             });
             writeln!(out, "{line}")?;
         }
@@ -77,7 +81,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         .iter()
         .zip(&assignments)
         .filter(|(item, _)| item.cluster.is_some())
-        .map(|(item, assignment)| (item, assignment.story))
+        .map(|(item, assignment)| (item, clusterer.story(assignment.story)))
         .collect();
     anyhow::ensure!(
         !labelled.is_empty(),
@@ -97,7 +101,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             "items": items.len(),
             "duplicates": clusterer.duplicates(),
             "events": clusterer.events(),
-            "stories": clusterer.stories(),
+            "stories": scores.predicted_clusters,
             "scores": scores,
             "docs_per_second": docs_per_second,
         });
@@ -124,7 +128,7 @@ fn print_scores(
         args.input.display(),
         clusterer.duplicates(),
         clusterer.events(),
-        clusterer.stories(),
+        scores.predicted_clusters,
         scores.gold_clusters
     );
     println!("{:<10}{:>11}{:>9}{:>8}", "", "precision", "recall", "F1");

@@ -44,6 +44,9 @@ pub struct ClusterParams {
     pub event_threshold: f32,
     /// Cosine at or above which an event joins a story.
     pub story_threshold: f32,
+    /// Cosine between two story centroids at or above which they merge, when an item is close
+    /// to both.
+    pub merge_threshold: f32,
     /// Clusters not updated for this long are retired.
     pub window: Millis,
     /// Terms of an item used to look up candidate clusters (its highest weighted).
@@ -59,7 +62,8 @@ impl Default for ClusterParams {
             duplicate_jaccard: 0.8,
             duplicate_containment: 0.9,
             event_threshold: 0.5,
-            story_threshold: 0.06,
+            story_threshold: 0.1,
+            merge_threshold: 0.2,
             window: 3 * 24 * 3_600_000,
             lookup_terms: 6,
             seed: 1,
@@ -124,6 +128,17 @@ impl Level {
     /// The best cluster for `vector` among those sharing one of `lookup` terms, if its cosine
     /// reaches `threshold`. Ties go to the older cluster.
     fn best(&self, vector: &Vector, lookup: &[u32], threshold: f32) -> Option<u32> {
+        self.best_except(vector, lookup, threshold, None)
+    }
+
+    /// Like [`Level::best`], ignoring cluster `except`.
+    fn best_except(
+        &self,
+        vector: &Vector,
+        lookup: &[u32],
+        threshold: f32,
+        except: Option<u32>,
+    ) -> Option<u32> {
         let mut candidates: Vec<u32> = lookup
             .iter()
             .filter_map(|term| self.index.get(term))
@@ -135,7 +150,7 @@ impl Level {
         let mut best: Option<(f32, u32)> = None;
         for id in candidates {
             let cluster = &self.clusters[id as usize];
-            if cluster.retired {
+            if cluster.retired || Some(id) == except {
                 continue;
             }
             let cosine = cluster.cosine(vector);
@@ -171,22 +186,54 @@ impl Level {
                 break;
             }
             self.by_update.pop_front();
-            let cluster = &mut self.clusters[id as usize];
+            let cluster = &self.clusters[id as usize];
             if cluster.retired || cluster.updated >= before {
                 continue;
             }
-            cluster.retired = true;
-            for term in cluster.weights.keys() {
-                if let Some(ids) = self.index.get_mut(term) {
-                    ids.retain(|&other| other != id);
-                    if ids.is_empty() {
-                        self.index.remove(term);
-                    }
+            self.drop_cluster(id);
+        }
+    }
+
+    /// Takes cluster `id` out of the index for good, and returns its centroid's weights.
+    fn drop_cluster(&mut self, id: u32) -> FxHashMap<u32, f32> {
+        let cluster = &mut self.clusters[id as usize];
+        cluster.retired = true;
+        let weights = std::mem::take(&mut cluster.weights);
+        for term in weights.keys() {
+            if let Some(ids) = self.index.get_mut(term) {
+                ids.retain(|&other| other != id);
+                if ids.is_empty() {
+                    self.index.remove(term);
                 }
             }
-            // The centroid's memory goes with it.
-            cluster.weights = FxHashMap::default();
         }
+        weights
+    }
+
+    /// Cosine between the centroids of two clusters.
+    fn centroid_cosine(&self, a: u32, b: u32) -> f32 {
+        let (a, b) = (&self.clusters[a as usize], &self.clusters[b as usize]);
+        let (small, large) = if a.weights.len() <= b.weights.len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        if small.norm2 <= 0.0 || large.norm2 <= 0.0 {
+            return 0.0;
+        }
+        let dot: f32 = small
+            .weights
+            .iter()
+            .filter_map(|(term, w)| large.weights.get(term).map(|v| v * w))
+            .sum();
+        dot / (small.norm2.sqrt() * large.norm2.sqrt())
+    }
+
+    /// Merges cluster `from` into `into`.
+    fn merge(&mut self, into: u32, from: u32) {
+        let updated = self.clusters[from as usize].updated;
+        let weights: Vector = self.drop_cluster(from).into_iter().collect();
+        self.add(into, &weights, updated);
     }
 }
 
@@ -210,6 +257,8 @@ pub struct Clusterer {
     events: Level,
     stories: Level,
     event_story: Vec<u32>,
+    /// Union-find over stories: a merged story points at the one it joined.
+    story_parent: Vec<u32>,
     lsh: LshIndex,
     kept: BTreeMap<u32, Kept>,
     arrivals: u32,
@@ -229,6 +278,7 @@ impl Clusterer {
             events: Level::default(),
             stories: Level::default(),
             event_story: Vec::new(),
+            story_parent: Vec::new(),
             kept: BTreeMap::new(),
             arrivals: 0,
             duplicates: 0,
@@ -292,7 +342,7 @@ impl Clusterer {
         let assignment = match self.events.best(&vector, &lookup, threshold) {
             Some(event) => {
                 self.events.add(event, &vector, at);
-                let story = self.event_story[event as usize];
+                let story = self.story(self.event_story[event as usize]);
                 self.stories.add(story, &vector, at);
                 Assignment {
                     event,
@@ -310,7 +360,10 @@ impl Clusterer {
                         self.stories.add(story, &vector, at);
                         story
                     }
-                    None => self.stories.create(&vector, at),
+                    None => {
+                        self.story_parent.push(self.stories.clusters.len() as u32);
+                        self.stories.create(&vector, at)
+                    }
                 };
                 self.event_story.push(story);
                 Assignment {
@@ -319,6 +372,10 @@ impl Clusterer {
                     duplicate_of: None,
                 }
             }
+        };
+        let assignment = Assignment {
+            story: self.merge_stories(assignment.story, &vector, &lookup),
+            ..assignment
         };
         self.lsh.insert(arrival, &bands);
         self.kept.insert(
@@ -331,6 +388,43 @@ impl Clusterer {
             },
         );
         assignment
+    }
+
+    /// The story a story id now stands for (after merges).
+    pub fn story(&self, mut id: u32) -> u32 {
+        while let Some(&parent) = self.story_parent.get(id as usize) {
+            if parent == id {
+                break;
+            }
+            id = parent;
+        }
+        id
+    }
+
+    /// When the item in `story` is also close to another story and the two centroids are
+    /// close, the smaller story merges into the larger. Returns the item's story after it.
+    fn merge_stories(&mut self, story: u32, vector: &Vector, lookup: &[u32]) -> u32 {
+        let threshold = self.params.story_threshold;
+        let Some(other) = self
+            .stories
+            .best_except(vector, lookup, threshold, Some(story))
+        else {
+            return story;
+        };
+        if self.stories.centroid_cosine(story, other) < self.params.merge_threshold {
+            return story;
+        }
+        let (into, from) = {
+            let size = |id: u32| self.stories.clusters[id as usize].norm2;
+            if size(story) >= size(other) {
+                (story, other)
+            } else {
+                (other, story)
+            }
+        };
+        self.stories.merge(into, from);
+        self.story_parent[from as usize] = into;
+        into
     }
 
     fn duplicate_of(&self, item: &[u64], bands: &[u64]) -> Option<u32> {
