@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod cluster_bench;
 pub mod cluster_cmd;
 pub mod daemon;
 mod event_sink;

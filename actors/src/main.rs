@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use ferret::config::{LogFormat, Settings};
-use ferret_actors::{bench, cluster_cmd, daemon, onair_bench, sim_listing, telemetry};
+use ferret_actors::{
+    bench, cluster_bench, cluster_cmd, daemon, onair_bench, sim_listing, telemetry,
+};
 
 /// ferret watches feeds and the web for you: live listings going on and off air, news
 /// grouped into stories, and pages like the ones you like.
@@ -86,6 +88,9 @@ enum BenchCommand {
     /// The listing strategies (naive, seed, ferret) and the oracle lower bound side by side
     /// on the listing simulator, on a virtual clock.
     Onair(onair_bench::OnAirBenchArgs),
+    /// Titles per second through the stories clusterer over a long replayed stream, and the
+    /// cost per item block by block, side by side with a single-pass baseline.
+    Cluster(cluster_bench::ClusterBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +106,7 @@ fn main() -> ExitCode {
         Some(Command::Parse(args)) => parse(&args),
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Onair(args))) => onair_bench::run(&args).map(|()| 0),
+        Some(Command::Bench(BenchCommand::Cluster(args))) => cluster_bench::run(&args).map(|()| 0),
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
     };

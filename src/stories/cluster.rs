@@ -122,40 +122,49 @@ struct Level {
     index: FxHashMap<u32, Vec<u32>>,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
+    /// Per cluster, the last lookup that considered it.
+    stamps: Vec<u32>,
+    generation: u32,
 }
 
 impl Level {
     /// The best cluster for `vector` among those sharing one of `lookup` terms, if its cosine
     /// reaches `threshold`. Ties go to the older cluster.
-    fn best(&self, vector: &Vector, lookup: &[u32], threshold: f32) -> Option<u32> {
+    fn best(&mut self, vector: &Vector, lookup: &[u32], threshold: f32) -> Option<u32> {
         self.best_except(vector, lookup, threshold, None)
     }
 
     /// Like [`Level::best`], ignoring cluster `except`.
     fn best_except(
-        &self,
+        &mut self,
         vector: &Vector,
         lookup: &[u32],
         threshold: f32,
         except: Option<u32>,
     ) -> Option<u32> {
-        let mut candidates: Vec<u32> = lookup
-            .iter()
-            .filter_map(|term| self.index.get(term))
-            .flatten()
-            .copied()
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
+        // Each candidate once: stamped with this lookup's generation (no sort, no set).
+        self.generation = self.generation.wrapping_add(1);
+        self.stamps.resize(self.clusters.len(), 0);
         let mut best: Option<(f32, u32)> = None;
-        for id in candidates {
-            let cluster = &self.clusters[id as usize];
-            if cluster.retired || Some(id) == except {
+        for term in lookup {
+            let Some(ids) = self.index.get(term) else {
                 continue;
-            }
-            let cosine = cluster.cosine(vector);
-            if cosine >= threshold && best.is_none_or(|(b, _)| cosine > b) {
-                best = Some((cosine, id));
+            };
+            for &id in ids {
+                let stamp = &mut self.stamps[id as usize];
+                if *stamp == self.generation {
+                    continue;
+                }
+                *stamp = self.generation;
+                let cluster = &self.clusters[id as usize];
+                if cluster.retired || Some(id) == except {
+                    continue;
+                }
+                let cosine = cluster.cosine(vector);
+                let better = best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid));
+                if cosine >= threshold && better {
+                    best = Some((cosine, id));
+                }
             }
         }
         best.map(|(_, id)| id)

@@ -8,7 +8,7 @@
 //! **either** measure reaches its threshold: Jaccard catches reworded copies of equal length,
 //! containment catches a copy that was extended or abridged.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The hashed w-shingles of a word sequence, sorted and deduplicated. A text shorter than `w`
 /// words is one shingle of all its words; an empty one has none.
@@ -85,7 +85,7 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 pub struct LshIndex {
     seeds: Vec<u64>,
     rows: usize,
-    buckets: Vec<HashMap<u64, Vec<u32>>>,
+    buckets: Vec<FxHashMap<u64, Vec<u32>>>,
 }
 
 impl LshIndex {
@@ -101,7 +101,7 @@ impl LshIndex {
         LshIndex {
             seeds,
             rows: rows.max(1),
-            buckets: (0..bands.max(1)).map(|_| HashMap::new()).collect(),
+            buckets: (0..bands.max(1)).map(|_| FxHashMap::default()).collect(),
         }
     }
 

@@ -1,0 +1,120 @@
+//! `ferret bench cluster`: throughput of the stories clusterer on a long stream, and how the
+//! cost of an item grows (it should not) as the stream does.
+//!
+//! The stream is a labelled file replayed: each pass shifts the dates past the clusterer's
+//! window, so that the previous pass has retired and later passes are new items with the same
+//! statistics (not near-duplicates of the pass before). Two variants run on the same stream, side by side: ferret's clusterer
+//! (near-duplicates, events, stories, merges) and a single-pass baseline in the same code
+//! (one level, no near-duplicate check), the shape of the seed's quick baseline.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use ferret::stories::{read_items, ClusterParams, Clusterer, StreamItem};
+
+/// Options of `ferret bench cluster`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterBenchArgs {
+    /// The labelled JSON-lines file to replay.
+    #[arg(
+        long,
+        default_value = "../shared/data/news-clustering/uci-news-aggregator-subset/dev.jsonl"
+    )]
+    pub input: PathBuf,
+    /// Items in the stream.
+    #[arg(long, default_value_t = 200_000)]
+    pub items: usize,
+    /// Items per row of the cost table.
+    #[arg(long, default_value_t = 10_000)]
+    pub step: usize,
+}
+
+/// Runs the benchmark and prints the table.
+pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.step > 0 && args.items >= args.step,
+        "need --items ≥ --step ≥ 1"
+    );
+    let text = std::fs::read_to_string(&args.input)
+        .with_context(|| format!("cannot read {}", args.input.display()))?;
+    let mut items =
+        read_items(&text).map_err(|err| anyhow::anyhow!("{}: {err}", args.input.display()))?;
+    anyhow::ensure!(!items.is_empty(), "{} holds no items", args.input.display());
+    items.sort_by_key(|item| item.millis().unwrap_or(0));
+    let stream = replay(&items, args.items, ClusterParams::default().window);
+
+    let variants: [(&str, ClusterParams, bool); 2] = [
+        (
+            "ferret (dedup + events + stories)",
+            ClusterParams::default(),
+            true,
+        ),
+        (
+            "single-pass baseline (one level)",
+            ClusterParams {
+                event_threshold: f32::INFINITY,
+                ..ClusterParams::default()
+            },
+            false,
+        ),
+    ];
+    let mut columns = Vec::new();
+    for (name, params, _) in &variants {
+        let mut clusterer = Clusterer::new(params.clone());
+        let mut costs = Vec::new();
+        let started = Instant::now();
+        for chunk in stream.chunks(args.step) {
+            let at = Instant::now();
+            for (title, date) in chunk {
+                std::hint::black_box(clusterer.add(title, "", *date));
+            }
+            costs.push(at.elapsed().as_secs_f64() / chunk.len() as f64 * 1e6);
+        }
+        let total = started.elapsed().as_secs_f64();
+        columns.push((name, costs, stream.len() as f64 / total));
+    }
+    println!(
+        "ferret bench cluster: {} titles ({} replayed {:.1} times), one thread; µs per item in each block of {}",
+        stream.len(),
+        args.input.display(),
+        stream.len() as f64 / items.len() as f64,
+        args.step
+    );
+    print!("{:>12}", "items");
+    for (name, _, _) in &columns {
+        print!("{name:>36}");
+    }
+    println!();
+    for row in 0..columns[0].1.len() {
+        print!("{:>12}", (row + 1) * args.step);
+        for (_, costs, _) in &columns {
+            print!("{:>36.2}", costs[row]);
+        }
+        println!();
+    }
+    print!("{:>12}", "items/s");
+    for (_, _, rate) in &columns {
+        print!("{rate:>36.0}");
+    }
+    println!();
+    Ok(())
+}
+
+/// `count` items: the file again and again, each pass's dates shifted past the previous pass
+/// by more than `window`.
+fn replay(items: &[StreamItem], count: usize, window: i64) -> Vec<(String, i64)> {
+    let first = items.first().and_then(StreamItem::millis).unwrap_or(0);
+    let last = items.last().and_then(StreamItem::millis).unwrap_or(0);
+    let shift = last - first + window + 3_600_000;
+    (0..count)
+        .map(|i| {
+            let item = &items[i % items.len()];
+            let pass = (i / items.len()) as i64;
+            (
+                item.title.clone(),
+                item.millis().unwrap_or(0) + pass * shift,
+            )
+        })
+        .collect()
+}
