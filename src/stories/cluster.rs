@@ -250,7 +250,6 @@ impl Level {
 #[derive(Debug)]
 struct Kept {
     shingles: Vec<u64>,
-    bands: Vec<u64>,
     at: Millis,
     assignment: Assignment,
 }
@@ -345,7 +344,7 @@ impl Clusterer {
             return assignment;
         }
 
-        let vector = self.vector(&self.analyzer.terms(&full, lang));
+        let vector = self.vector(&self.analyzer.terms_of_words(&words, lang));
         let lookup = self.lookup(&vector);
         let threshold = self.params.event_threshold;
         let assignment = match self.events.best(&vector, &lookup, threshold) {
@@ -391,7 +390,6 @@ impl Clusterer {
             arrival,
             Kept {
                 shingles: item_shingles,
-                bands,
                 at,
                 assignment,
             },
@@ -496,12 +494,12 @@ impl Clusterer {
         let before = now - self.params.window;
         self.events.retire(before);
         self.stories.retire(before);
+        // Kept items are the LSH index's items, in the same order: both leave oldest first.
         while let Some((&arrival, kept)) = self.kept.first_key_value() {
             if kept.at >= before {
                 break;
             }
-            let bands = std::mem::take(&mut self.kept.get_mut(&arrival).expect("present").bands);
-            self.lsh.remove(arrival, &bands);
+            self.lsh.remove_oldest();
             self.kept.remove(&arrival);
         }
     }

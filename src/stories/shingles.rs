@@ -8,6 +8,8 @@
 //! **either** measure reaches its threshold: Jaccard catches reworded copies of equal length,
 //! containment catches a copy that was extended or abridged.
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashMap;
 
 /// The hashed w-shingles of a word sequence, sorted and deduplicated. A text shorter than `w`
@@ -81,18 +83,32 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 /// A MinHash-LSH index over shingle sets: `bands × rows` seeded hash functions, items bucketed
 /// by each band of their signature. Candidates share at least one band; they are then checked
 /// exactly, so the index only decides whom to compare with.
+///
+/// Items leave in the order they came (the clusterer's window), so each bucket is a chain
+/// threaded through a queue of per-item links: no allocation per bucket, O(1) insertion.
 #[derive(Debug)]
 pub struct LshIndex {
     seeds: Vec<u64>,
     rows: usize,
-    buckets: Vec<FxHashMap<u64, Vec<u32>>>,
+    bands: usize,
+    /// Bucket key → the newest item in it, by position in the queue (`first + index`).
+    heads: FxHashMap<u64, u64>,
+    /// Per queued item: its id, then for each band its bucket key and the next older item
+    /// in that bucket (`NONE` at the end of the chain).
+    items: VecDeque<u32>,
+    links: VecDeque<(u64, u64)>,
+    /// Queue position of `items[0]`.
+    first: u64,
 }
+
+const NONE: u64 = u64::MAX;
 
 impl LshIndex {
     /// An index of `bands` bands of `rows` rows, its hash functions drawn from `seed`.
     pub fn new(bands: usize, rows: usize, seed: u64) -> LshIndex {
+        let (bands, rows) = (bands.max(1), rows.max(1));
         let mut state = seed;
-        let seeds = (0..bands.max(1) * rows.max(1))
+        let seeds = (0..bands * rows)
             .map(|_| {
                 state = splitmix(state);
                 state | 1
@@ -100,12 +116,16 @@ impl LshIndex {
             .collect();
         LshIndex {
             seeds,
-            rows: rows.max(1),
-            buckets: (0..bands.max(1)).map(|_| FxHashMap::default()).collect(),
+            rows,
+            bands,
+            heads: FxHashMap::default(),
+            items: VecDeque::new(),
+            links: VecDeque::new(),
+            first: 0,
         }
     }
 
-    /// The band keys of a shingle set (none for an empty set).
+    /// The bucket keys of a shingle set, one per band (none for an empty set).
     pub fn bands(&self, shingles: &[u64]) -> Vec<u64> {
         if shingles.is_empty() {
             return Vec::new();
@@ -123,44 +143,82 @@ impl LshIndex {
             .collect();
         signature
             .chunks(self.rows)
-            .map(|rows| {
+            .enumerate()
+            .map(|(band, rows)| {
+                // The band's number is part of the key: bands never share buckets.
                 rows.iter()
-                    .fold(0x9e37_79b9_7f4a_7c15, |h, &r| splitmix(h ^ r))
+                    .fold(splitmix(band as u64), |h, &r| splitmix(h ^ r))
             })
             .collect()
     }
 
-    /// The items sharing a band with `bands`, each once, oldest first.
+    /// The items sharing a bucket with `bands`, each once, oldest first.
     pub fn candidates(&self, bands: &[u64]) -> Vec<u32> {
-        let mut found: Vec<u32> = bands
-            .iter()
-            .zip(&self.buckets)
-            .filter_map(|(key, buckets)| buckets.get(key))
-            .flatten()
-            .copied()
-            .collect();
+        let mut found = Vec::new();
+        for (band, key) in bands.iter().enumerate() {
+            let mut at = self.heads.get(key).copied().unwrap_or(NONE);
+            while at != NONE {
+                let index = (at - self.first) as usize;
+                found.push(self.items[index]);
+                at = self.links[index * self.bands + band].1;
+            }
+        }
         found.sort_unstable();
         found.dedup();
         found
     }
 
-    /// Adds `item` under its `bands`.
+    /// Adds `item` under its `bands` (as [`LshIndex::bands`] gave them).
     pub fn insert(&mut self, item: u32, bands: &[u64]) {
-        for (key, buckets) in bands.iter().zip(&mut self.buckets) {
-            buckets.entry(*key).or_default().push(item);
+        let at = self.first + self.items.len() as u64;
+        self.items.push_back(item);
+        for band in 0..self.bands {
+            match bands.get(band) {
+                Some(&key) => {
+                    let older = self.heads.insert(key, at).unwrap_or(NONE);
+                    self.links.push_back((key, older));
+                }
+                None => self.links.push_back((NONE, NONE)),
+            }
         }
     }
 
-    /// Removes `item`, filed under `bands`.
-    pub fn remove(&mut self, item: u32, bands: &[u64]) {
-        for (key, buckets) in bands.iter().zip(&mut self.buckets) {
-            if let Some(items) = buckets.get_mut(key) {
-                items.retain(|&i| i != item);
-                if items.is_empty() {
-                    buckets.remove(key);
+    /// Removes the oldest item, if any.
+    pub fn remove_oldest(&mut self) {
+        if self.items.is_empty() {
+            return;
+        }
+        let oldest = self.first;
+        for band in 0..self.bands {
+            let (key, _) = self.links[band];
+            if key == NONE {
+                continue;
+            }
+            // The oldest item ends its chain: unlink it from the item before it.
+            let Some(&head) = self.heads.get(&key) else {
+                continue;
+            };
+            if head == oldest {
+                self.heads.remove(&key);
+                continue;
+            }
+            let mut at = head;
+            loop {
+                let index = (at - self.first) as usize * self.bands + band;
+                let next = self.links[index].1;
+                if next == oldest {
+                    self.links[index].1 = NONE;
+                    break;
                 }
+                if next == NONE {
+                    break;
+                }
+                at = next;
             }
         }
+        self.items.pop_front();
+        self.links.drain(..self.bands);
+        self.first += 1;
     }
 }
 

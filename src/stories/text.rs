@@ -71,17 +71,18 @@ impl Analyzer {
     /// The terms of `text` in `lang`: words (Unicode segmentation), lower-cased, stop words
     /// and one-character words dropped, stemmed.
     pub fn terms(&self, text: &str, lang: Lang) -> Vec<String> {
-        text.unicode_words()
-            .filter_map(|word| {
-                let word = word.to_lowercase();
-                if word.chars().count() < 2 || is_stop_word(&word, lang) {
-                    return None;
-                }
-                Some(match lang {
-                    Lang::English => self.english.stem(&word).into_owned(),
-                    Lang::Russian => self.russian.stem(&word.replace('ё', "е")).into_owned(),
-                    Lang::Other => word,
-                })
+        self.terms_of_words(&self.words(text), lang)
+    }
+
+    /// [`Analyzer::terms`] of words [`Analyzer::words`] gave.
+    pub fn terms_of_words(&self, words: &[String], lang: Lang) -> Vec<String> {
+        words
+            .iter()
+            .filter(|word| word.chars().nth(1).is_some() && !is_stop_word(word, lang))
+            .map(|word| match lang {
+                Lang::English => self.english.stem(word).into_owned(),
+                Lang::Russian => self.russian.stem(&word.replace('ё', "е")).into_owned(),
+                Lang::Other => word.clone(),
             })
             .collect()
     }

@@ -2,7 +2,7 @@
 //! example, the text pipeline, and determinism of the clusterer.
 
 use ferret::stories::metrics::score;
-use ferret::stories::shingles::{containment, jaccard, shingles};
+use ferret::stories::shingles::{containment, jaccard, shingles, LshIndex};
 use ferret::stories::text::{strip_html, Analyzer, Lang};
 use ferret::stories::{read_items, ClusterParams, Clusterer};
 
@@ -120,4 +120,21 @@ fn clustering_is_deterministic() {
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());
+}
+
+/// The LSH index finds an item sharing shingles with the query, and forgets the oldest first.
+#[test]
+fn lsh_finds_copies_and_forgets_the_oldest() {
+    let analyzer = Analyzer::new();
+    let set = |text: &str| shingles(&analyzer.words(text), 3);
+    let mut index = LshIndex::new(20, 2, 7);
+    let a = set("Apple releases iOS 7.1 update with CarPlay");
+    let b = set("Mt. Gox files for US bankruptcy to halt class action");
+    index.insert(10, &index.bands(&a));
+    index.insert(11, &index.bands(&b));
+    let query = index.bands(&set("Apple releases iOS 7.1 update with CarPlay support"));
+    assert_eq!(index.candidates(&query), [10]);
+    index.remove_oldest();
+    assert!(index.candidates(&query).is_empty());
+    assert_eq!(index.candidates(&index.bands(&b)), [11]);
 }
