@@ -22,6 +22,7 @@ use serde::Deserialize;
 use crate::fetch::{RetryPolicy, DEFAULT_USER_AGENT};
 use crate::listing::{Params, Strategy};
 use crate::role::Role;
+use crate::stories::{ClusterParams, RankWeights};
 use crate::supervision::RestartPolicy;
 
 /// One mistake in a config file.
@@ -84,6 +85,19 @@ pub struct Settings {
     pub feeds: Vec<FeedSource>,
     /// `[[listings]]`: the live listings to watch for On Air / Off Air; names are unique.
     pub listings: Vec<ListingSource>,
+    /// `[stories]`: which feeds are clustered into stories, and how.
+    pub stories: StoriesSettings,
+}
+
+/// `[stories]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoriesSettings {
+    /// The `[[feeds]]` whose items are clustered.
+    pub feeds: Vec<String>,
+    /// The clusterer's thresholds and window.
+    pub cluster: ClusterParams,
+    /// The ranking formula's weights.
+    pub rank: RankWeights,
 }
 
 /// `[runtime]`.
@@ -317,6 +331,21 @@ pub struct RawConfig {
     fetch: RawFetch,
     feeds: Vec<RawFeed>,
     listings: Vec<RawListing>,
+    stories: RawStories,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStories {
+    feeds: Option<Vec<String>>,
+    window_hours: Option<f64>,
+    event_threshold: Option<f64>,
+    story_threshold: Option<f64>,
+    merge_threshold: Option<f64>,
+    freshness_weight: Option<f64>,
+    half_life_hours: Option<f64>,
+    size_weight: Option<f64>,
+    interest_weight: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -423,6 +452,7 @@ const SECTIONS: &[&str] = &[
     "fetch",
     "feeds",
     "listings",
+    "stories",
 ];
 
 impl RawConfig {
@@ -459,6 +489,7 @@ impl RawConfig {
                 "fetch" => raw.fetch = section(&name, value, p),
                 "feeds" => raw.feeds = array_of_tables(&name, value, p),
                 "listings" => raw.listings = array_of_tables(&name, value, p),
+                "stories" => raw.stories = section(&name, value, p),
                 _ => problems.push(Problem {
                     message: format!("unknown table; expected one of {}", SECTIONS.join(", ")),
                     key: name,
@@ -657,6 +688,7 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
     let fetch = validate_fetch(&raw.fetch, &mut check);
     let feeds = validate_feeds(&raw.feeds, &mut check);
     let listings = validate_listings(&raw.listings, base_dir, &mut check);
+    let stories = validate_stories(&raw.stories, &feeds, &mut check);
 
     check.finish(Settings {
         runtime,
@@ -669,7 +701,97 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
         fetch,
         feeds,
         listings,
+        stories,
     })
+}
+
+fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -> StoriesSettings {
+    let names = raw.feeds.clone().unwrap_or_default();
+    for (i, name) in names.iter().enumerate() {
+        if !feeds.iter().any(|feed| &feed.name == name) {
+            check.problem(
+                &format!("stories.feeds[{i}]"),
+                format!("no [[feeds]] entry is named `{name}`"),
+            );
+        }
+    }
+    let mut number = |key: &str,
+                      value: Option<f64>,
+                      default: f64,
+                      range: std::ops::RangeInclusive<f64>| match value {
+        None => default,
+        Some(v) if range.contains(&v) => v,
+        Some(v) => {
+            check.problem(
+                &format!("stories.{key}"),
+                format!("must lie in {}..={} (got {v})", range.start(), range.end()),
+            );
+            default
+        }
+    };
+    let cluster_defaults = ClusterParams::default();
+    let rank_defaults = RankWeights::default();
+    let hour = 3_600_000.0;
+    let window = number(
+        "window_hours",
+        raw.window_hours,
+        cluster_defaults.window as f64 / hour,
+        0.01..=24.0 * 365.0,
+    );
+    let half_life = number(
+        "half_life_hours",
+        raw.half_life_hours,
+        rank_defaults.half_life as f64 / hour,
+        0.01..=24.0 * 365.0,
+    );
+    let cluster = ClusterParams {
+        window: (window * hour) as i64,
+        event_threshold: number(
+            "event_threshold",
+            raw.event_threshold,
+            f64::from(cluster_defaults.event_threshold),
+            0.0..=1.0,
+        ) as f32,
+        story_threshold: number(
+            "story_threshold",
+            raw.story_threshold,
+            f64::from(cluster_defaults.story_threshold),
+            0.0..=1.0,
+        ) as f32,
+        merge_threshold: number(
+            "merge_threshold",
+            raw.merge_threshold,
+            f64::from(cluster_defaults.merge_threshold),
+            0.0..=1.0,
+        ) as f32,
+        ..cluster_defaults
+    };
+    let rank = RankWeights {
+        freshness: number(
+            "freshness_weight",
+            raw.freshness_weight,
+            rank_defaults.freshness,
+            0.0..=1000.0,
+        ),
+        half_life: (half_life * hour) as i64,
+        size: number(
+            "size_weight",
+            raw.size_weight,
+            rank_defaults.size,
+            0.0..=1000.0,
+        ),
+        interest: number(
+            "interest_weight",
+            raw.interest_weight,
+            rank_defaults.interest,
+            0.0..=1000.0,
+        ),
+    };
+    StoriesSettings {
+        feeds: names,
+        cluster,
+        rank,
+    }
 }
 
 fn validate_fetch(raw: &RawFetch, check: &mut Check) -> FetchSettings {

@@ -12,6 +12,7 @@ use ferret::config::{ActorCounts, Settings};
 use ferret::Role;
 use tracing::{info, warn};
 
+use crate::clusterer::{Clusterer, SharedStories};
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
 use crate::instance::Handle;
 use crate::listing_board::ListingBoard;
@@ -20,7 +21,7 @@ use crate::on_air_detector::{OnAirDetector, Wiring};
 use crate::page_db::PageDb;
 use crate::pool::{Pool, Route};
 use crate::roles::{
-    Clusterer, Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker, OffAirDetector,
+    Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker, OffAirDetector,
 };
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
@@ -68,6 +69,10 @@ pub struct Boards {
     pub feeds: FeedBook,
     /// The live listings.
     pub listings: ListingBoard,
+    /// The stories, and how to rank them.
+    pub stories: SharedStories,
+    /// `[stories]` ranking weights.
+    pub rank: ferret::stories::RankWeights,
 }
 
 /// Opens the store, builds the HTTP client and the feed book, and starts every pool under the
@@ -76,6 +81,9 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
     let feeds = FeedBook::new(&settings.fetch, settings.feeds.clone())
         .context("building the HTTP client ([fetch] in the config)")?;
     let listings = ListingBoard::new(settings.listings.iter().map(|l| l.name.as_str()));
+    let stories: SharedStories = Arc::new(Mutex::new(ferret::stories::StoryBook::new(
+        settings.stories.cluster.clone(),
+    )));
     // Opened here, once, so that a bad path or a database from a newer ferret fails start-up
     // with a clear message; a restarted PageDb reopens it.
     let path = settings.storage.path.clone();
@@ -96,7 +104,18 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         .supervise(&pools.generalizer, policy(Role::Generalizer), |_| {
             Ok(Generalizer)
         })
-        .supervise(&pools.clusterer, policy(Role::Clusterer), |_| Ok(Clusterer))
+        .supervise(&pools.clusterer, policy(Role::Clusterer), {
+            let wiring = crate::clusterer::Wiring {
+                settings: settings.stories.clone(),
+                stories: stories.clone(),
+                subscribe: pools.feed_fetcher.route(),
+                fetch: pools.feed_fetcher.route(),
+                record: pools.page_db.route(),
+                load: pools.page_db.route(),
+                loaded: pools.clusterer.route(),
+            };
+            move |_| Ok(Clusterer::new(wiring.clone()))
+        })
         .supervise(&pools.mapmaker, policy(Role::Mapmaker), |_| Ok(Mapmaker))
         .supervise(&pools.filter, policy(Role::Filter), |_| Ok(Filter))
         .supervise(&pools.ferret, policy(Role::Ferret), |_| Ok(Ferret))
@@ -137,7 +156,17 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         )
         .restart_log(pools.page_db.route());
     let runtime = builder.start()?;
-    Ok((runtime, pools, Boards { feeds, listings }))
+    let rank = settings.stories.rank;
+    Ok((
+        runtime,
+        pools,
+        Boards {
+            feeds,
+            listings,
+            stories,
+            rank,
+        },
+    ))
 }
 
 /// The running daemon. Clones are shallow.

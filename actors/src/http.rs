@@ -7,6 +7,7 @@
 //! | `GET /api/feeds` | every `[[feeds]]` source: reads, outcomes, last status and error ([`FeedStatus`](crate::messages::FeedStatus)) |
 //! | `GET /api/listings` | every `[[listings]]` entry: reads, events, and what it has on air |
 //! | `GET /api/listings/{name}/onair` | the broadcasts the listing has on air now, newest first |
+//! | `GET /api/stories?limit=N` | the stories, ranked, each with its events and items (default 50) |
 //! | `GET /api/events` | server-sent events: one `data:` line per On Air / Off Air, as in the events file |
 //! | `GET /api/actors` | `[{"role","instance","restarts","handled"}, …]`, every running instance |
 //! | `POST /api/actors/{role}/{instance}/ping` | the instance's [`InstanceInfo`](crate::messages::InstanceInfo) |
@@ -55,6 +56,7 @@ pub fn serve(
             .route("/api/listings", web::get().to(listing_list))
             .route("/api/listings/{name}/onair", web::get().to(on_air))
             .route("/api/events", web::get().to(events))
+            .route("/api/stories", web::get().to(stories))
             .route("/api/actors/{role}/{instance}/ping", web::post().to(ping));
         if fault_injection {
             app = app.route("/api/actors/{role}/{instance}/panic", web::post().to(panic));
@@ -105,6 +107,23 @@ async fn on_air(state: web::Data<ApiState>, name: web::Path<String>) -> HttpResp
             format!("no listing named `{name}` in [[listings]]"),
         ),
     }
+}
+
+#[derive(serde::Deserialize)]
+struct StoriesQuery {
+    limit: Option<usize>,
+}
+
+async fn stories(state: web::Data<ApiState>, query: web::Query<StoriesQuery>) -> HttpResponse {
+    let limit = query.limit.unwrap_or(50).min(1_000);
+    let now = crate::supervisor::unix_millis();
+    let book = state
+        .boards
+        .stories
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let ranked = book.ranked(now, &state.boards.rank, &ferret::stories::NoInterest, limit);
+    HttpResponse::Ok().json(ranked)
 }
 
 /// Server-sent events from now on. A reader too slow for the backlog is told how many it

@@ -27,6 +27,7 @@
 pub mod bench;
 pub mod cluster_bench;
 pub mod cluster_cmd;
+pub mod clusterer;
 pub mod daemon;
 mod event_sink;
 pub mod feed_book;

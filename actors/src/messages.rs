@@ -172,6 +172,35 @@ pub struct MarkEmitted {
     pub seqs: Vec<i64>,
 }
 
+/// Records news items the Clusterer filed into stories, in filing order. Sent by the Clusterer
+/// after each feed update that brought new items; the reply is the store's outcome.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct RecordNewsItems {
+    /// The items.
+    pub items: Vec<ferret::stories::NewsItem>,
+    /// Items published before this time (Unix ms) are forgotten.
+    pub forget_before: i64,
+}
+
+/// Asks for the news items kept, in filing order. Sent by the Clusterer when it starts (also
+/// after a restart) to rebuild its stories.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<ferret::stories::NewsItem>, StoreError>")]
+pub struct LoadNewsItems;
+
+// ---------------------------------------------------------------------------------------
+// Clusterer: files news items into events and stories.
+
+/// The stored items arrived: the Clusterer rebuilds its stories from them, then subscribes to
+/// its feeds. Sent by the Clusterer instance to itself.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct NewsLoaded {
+    /// The items, or why they could not be loaded (the instance starts empty and says so).
+    pub items: Result<Vec<ferret::stories::NewsItem>, String>,
+}
+
 // ---------------------------------------------------------------------------------------
 // OnAirDetector: reads the `[[listings]]` and reports On Air and Off Air.
 

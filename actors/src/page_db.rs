@@ -5,8 +5,8 @@ use tracing::{error, info};
 
 use crate::instance::{Cx, Handle, RoleActor};
 use crate::messages::{
-    CountRestarts, LoadListing, MarkEmitted, RecordDetections, RecordRestart, RecordRunStarted,
-    RecordRunStopped,
+    CountRestarts, LoadListing, LoadNewsItems, MarkEmitted, RecordDetections, RecordNewsItems,
+    RecordRestart, RecordRunStarted, RecordRunStopped,
 };
 use crate::storage::{ListingState, Store, StoreError};
 
@@ -106,5 +106,25 @@ impl Handle<MarkEmitted> for PageDb {
             cx.record_error(err);
         }
         result
+    }
+}
+
+impl Handle<RecordNewsItems> for PageDb {
+    type Reply = Result<(), StoreError>;
+
+    fn handle(&mut self, msg: RecordNewsItems, cx: &mut Cx<'_, Self>) -> Self::Reply {
+        let result = self.store.record_news_items(&msg.items, msg.forget_before);
+        if let Err(err) = &result {
+            cx.record_error(err);
+        }
+        result
+    }
+}
+
+impl Handle<LoadNewsItems> for PageDb {
+    type Reply = Result<Vec<ferret::stories::NewsItem>, StoreError>;
+
+    fn handle(&mut self, _: LoadNewsItems, _: &mut Cx<'_, Self>) -> Self::Reply {
+        self.store.load_news_items()
     }
 }

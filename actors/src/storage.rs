@@ -11,6 +11,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use ferret::listing::{BookEntry, Event, EventKind, Listed};
+use ferret::stories::NewsItem;
 use rusqlite::{params, Connection};
 use rusqlite_migration::{Migrations, M};
 
@@ -92,6 +93,20 @@ const MIGRATIONS: &[M<'static>] = &[
             emitted  INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX listing_events_pending ON listing_events (listing) WHERE emitted = 0;",
+    ),
+    // 3: news items filed into stories, in arrival order (the clusterer is rebuilt from them).
+    M::up(
+        "CREATE TABLE news_items (
+            seq           INTEGER PRIMARY KEY,
+            source        TEXT    NOT NULL,
+            id            TEXT    NOT NULL,
+            title         TEXT    NOT NULL,
+            link          TEXT    NOT NULL,
+            published_ms  INTEGER NOT NULL,
+            text          TEXT    NOT NULL,
+            UNIQUE (source, id)
+        );
+        CREATE INDEX news_items_by_time ON news_items (published_ms);",
     ),
 ];
 
@@ -315,6 +330,56 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Records news items filed into stories, in order; items filed before are ignored.
+    /// Items published before `forget_before` are deleted.
+    pub fn record_news_items(
+        &mut self,
+        items: &[NewsItem],
+        forget_before: i64,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for item in items {
+            tx.execute(
+                "INSERT OR IGNORE INTO news_items (source, id, title, link, published_ms, text)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    item.source,
+                    item.id,
+                    item.title,
+                    item.link,
+                    item.published,
+                    item.text
+                ],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM news_items WHERE published_ms < ?1",
+            [forget_before],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The news items kept, in the order they were filed.
+    pub fn load_news_items(&self) -> Result<Vec<NewsItem>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT source, id, title, link, published_ms, text FROM news_items ORDER BY seq",
+        )?;
+        let items = query
+            .query_map([], |row| {
+                Ok(NewsItem {
+                    source: row.get(0)?,
+                    id: row.get(1)?,
+                    title: row.get(2)?,
+                    link: row.get(3)?,
+                    published: row.get(4)?,
+                    text: row.get(5)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(items)
     }
 
     /// Moves the write-ahead log into the database file and truncates it: the flush at

@@ -4,10 +4,12 @@
 //! - [`text`]: the text pipeline (segmentation, case folding, language, stop words, stems);
 //! - [`shingles`]: w-shingles, Jaccard and containment, MinHash LSH;
 //! - [`cluster`]: the incremental two-level clusterer;
-//! - [`metrics`]: pairwise and BCubed P/R/F1.
+//! - [`metrics`]: pairwise and BCubed P/R/F1;
+//! - [`book`]: the stories so far with their events and items, ranked.
 //!
 //! [`read_items`] reads the labelled JSON-lines streams `ferret cluster` takes.
 
+pub mod book;
 pub mod cluster;
 pub mod metrics;
 pub mod shingles;
@@ -15,6 +17,7 @@ pub mod text;
 
 use serde::Deserialize;
 
+pub use book::{Interest, NewsItem, NoInterest, RankWeights, StoryBook, StoryView};
 pub use cluster::{Assignment, ClusterParams, Clusterer};
 
 /// One item of a stream: `{"id","date","title","text"[,"cluster"]}`.

@@ -332,3 +332,26 @@ name = "a"
         assert!(keys.contains(&key), "{key} not in {keys:?}");
     }
 }
+
+/// `[stories]` names feeds that exist, and its numbers are checked.
+#[test]
+fn stories_name_existing_feeds() {
+    let text = r#"
+[[feeds]]
+name = "news"
+url = "http://example.com/news.xml"
+
+[stories]
+feeds = ["news", "nope"]
+event_threshold = 1.5
+half_life_hours = 2
+"#;
+    let err = Settings::from_toml(text, None).expect_err("invalid");
+    let keys: Vec<&str> = err.problems.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["stories.feeds[1]", "stories.event_threshold"]);
+    let ok = Settings::from_toml(&text.replace(", \"nope\"", "").replace("1.5", "0.4"), None)
+        .expect("valid");
+    assert_eq!(ok.stories.feeds, ["news"]);
+    assert_eq!(ok.stories.cluster.event_threshold, 0.4);
+    assert_eq!(ok.stories.rank.half_life, 2 * 3_600_000);
+}

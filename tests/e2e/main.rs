@@ -14,6 +14,8 @@ mod feed_conformance;
 mod feeds;
 // `ferret sim-listing`: the simulated listing over HTTP and its ground truth.
 mod sim_listing;
+// `ferret run` with [stories] on a local news feed.
+mod stories;
 // `ferret run` with [[listings]] on `ferret sim-listing`, scored against its ground truth.
 mod listing;
 
