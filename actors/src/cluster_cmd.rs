@@ -37,6 +37,9 @@ pub struct ClusterArgs {
     /// Cosine between story centroids at or above which they merge.
     #[arg(long)]
     pub merge_threshold: Option<f32>,
+    /// Turn the fuzzy title measure on, with this threshold.
+    #[arg(long)]
+    pub title_fuzzy: Option<f64>,
 }
 
 /// Runs the command.
@@ -55,6 +58,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         event_threshold: args.event_threshold.unwrap_or(defaults.event_threshold),
         story_threshold: args.story_threshold.unwrap_or(defaults.story_threshold),
         merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
+        title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         ..defaults
     };
     let mut clusterer = Clusterer::new(params);

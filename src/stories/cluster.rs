@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
+use super::fuzzy::fuzzy_similarity;
 use super::shingles::{containment, jaccard, shingles, LshIndex};
 use super::text::{strip_html, Analyzer};
 
@@ -47,6 +48,11 @@ pub struct ClusterParams {
     /// Cosine between two story centroids at or above which they merge, when an item is close
     /// to both.
     pub merge_threshold: f32,
+    /// Fuzzy matrix similarity of titles at or above which an item joins the closest event
+    /// although its cosine is under `event_threshold` (but at least half of it); `None`: off.
+    pub title_fuzzy: Option<f64>,
+    /// Word similarity under which two words count as different in the fuzzy measure.
+    pub fuzzy_cutoff: f64,
     /// Clusters not updated for this long are retired.
     pub window: Millis,
     /// Terms of an item used to look up candidate clusters (its highest weighted).
@@ -64,6 +70,8 @@ impl Default for ClusterParams {
             event_threshold: 0.5,
             story_threshold: 0.1,
             merge_threshold: 0.2,
+            title_fuzzy: None,
+            fuzzy_cutoff: 0.7,
             window: 3 * 24 * 3_600_000,
             lookup_terms: 6,
             seed: 1,
@@ -142,6 +150,19 @@ impl Level {
         threshold: f32,
         except: Option<u32>,
     ) -> Option<u32> {
+        self.best_scored(vector, lookup, except)
+            .filter(|&(cosine, _)| cosine >= threshold)
+            .map(|(_, id)| id)
+    }
+
+    /// The closest cluster to `vector` among those sharing one of `lookup` terms (but
+    /// `except`), with its cosine. Ties go to the older cluster.
+    fn best_scored(
+        &mut self,
+        vector: &Vector,
+        lookup: &[u32],
+        except: Option<u32>,
+    ) -> Option<(f32, u32)> {
         // Each candidate once: stamped with this lookup's generation (no sort, no set).
         self.generation = self.generation.wrapping_add(1);
         self.stamps.resize(self.clusters.len(), 0);
@@ -161,13 +182,12 @@ impl Level {
                     continue;
                 }
                 let cosine = cluster.cosine(vector);
-                let better = best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid));
-                if cosine >= threshold && better {
+                if best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid)) {
                     best = Some((cosine, id));
                 }
             }
         }
-        best.map(|(_, id)| id)
+        best
     }
 
     fn create(&mut self, vector: &Vector, at: Millis) -> u32 {
@@ -265,6 +285,8 @@ pub struct Clusterer {
     events: Level,
     stories: Level,
     event_story: Vec<u32>,
+    /// Each event's first title, as terms (for the fuzzy title measure).
+    event_titles: Vec<Vec<String>>,
     /// Union-find over stories: a merged story points at the one it joined.
     story_parent: Vec<u32>,
     lsh: LshIndex,
@@ -286,6 +308,7 @@ impl Clusterer {
             events: Level::default(),
             stories: Level::default(),
             event_story: Vec::new(),
+            event_titles: Vec::new(),
             story_parent: Vec::new(),
             kept: BTreeMap::new(),
             arrivals: 0,
@@ -346,8 +369,11 @@ impl Clusterer {
 
         let vector = self.vector(&self.analyzer.terms_of_words(&words, lang));
         let lookup = self.lookup(&vector);
-        let threshold = self.params.event_threshold;
-        let assignment = match self.events.best(&vector, &lookup, threshold) {
+        let title_terms = match self.params.title_fuzzy {
+            Some(_) => self.analyzer.terms(title, lang),
+            None => Vec::new(),
+        };
+        let assignment = match self.event_for(&vector, &lookup, &title_terms) {
             Some(event) => {
                 self.events.add(event, &vector, at);
                 let story = self.story(self.event_story[event as usize]);
@@ -360,6 +386,7 @@ impl Clusterer {
             }
             None => {
                 let event = self.events.create(&vector, at);
+                self.event_titles.push(title_terms);
                 let story = match self
                     .stories
                     .best(&vector, &lookup, self.params.story_threshold)
@@ -395,6 +422,21 @@ impl Clusterer {
             },
         );
         assignment
+    }
+
+    /// The event an item joins: the closest by cosine if it reaches the event threshold, or,
+    /// with the fuzzy title measure on, if it reaches half of it and the titles match.
+    fn event_for(&mut self, vector: &Vector, lookup: &[u32], title: &[String]) -> Option<u32> {
+        let threshold = self.params.event_threshold;
+        let (cosine, event) = self.events.best_scored(vector, lookup, None)?;
+        if cosine >= threshold {
+            return Some(event);
+        }
+        let fuzzy = self.params.title_fuzzy?;
+        let first = &self.event_titles[event as usize];
+        (cosine >= threshold / 2.0
+            && fuzzy_similarity(title, first, self.params.fuzzy_cutoff) >= fuzzy)
+            .then_some(event)
     }
 
     /// The story a story id now stands for (after merges).

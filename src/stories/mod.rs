@@ -3,6 +3,7 @@
 //!
 //! - [`text`]: the text pipeline (segmentation, case folding, language, stop words, stems);
 //! - [`shingles`]: w-shingles, Jaccard and containment, MinHash LSH;
+//! - [`fuzzy`]: fuzzy matrix similarity (edit distance, maximum cover by Kuhn–Munkres);
 //! - [`cluster`]: the incremental two-level clusterer;
 //! - [`metrics`]: pairwise and BCubed P/R/F1;
 //! - [`book`]: the stories so far with their events and items, ranked.
@@ -11,6 +12,7 @@
 
 pub mod book;
 pub mod cluster;
+pub mod fuzzy;
 pub mod metrics;
 pub mod shingles;
 pub mod text;

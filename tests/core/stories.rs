@@ -138,3 +138,25 @@ fn lsh_finds_copies_and_forgets_the_oldest() {
     assert!(index.candidates(&query).is_empty());
     assert_eq!(index.candidates(&index.bands(&b)), [11]);
 }
+
+/// The fuzzy matrix measure on worked examples: word similarity 1 − edit distance / longer
+/// length with a 0.7 cut-off, the best one-to-one cover, divided by max(M, N).
+#[test]
+fn fuzzy_cover_on_worked_examples() {
+    use ferret::stories::fuzzy::{fuzzy_similarity, word_similarity};
+    let words = |text: &str| -> Vec<String> { text.split(' ').map(str::to_string).collect() };
+    assert!((word_similarity("упала", "упали", 0.7) - 0.8).abs() < 1e-12);
+    assert!((word_similarity("роза", "розы", 0.7) - 0.75).abs() < 1e-12);
+    assert_eq!(
+        word_similarity("кот", "кит", 0.7),
+        0.0,
+        "2/3 is under the cut-off"
+    );
+    let pair = fuzzy_similarity(&words("роза упала"), &words("упали розы"), 0.7);
+    assert!((pair - 0.775).abs() < 1e-6, "{pair}");
+    // An extra word on either side divides by the longer list.
+    let longer = fuzzy_similarity(&words("роза упала на"), &words("упали розы"), 0.7);
+    assert!((longer - 1.55 / 3.0).abs() < 1e-6, "{longer}");
+    assert!((fuzzy_similarity(&words("a b c"), &words("a b c"), 0.7) - 1.0).abs() < 1e-12);
+    assert_eq!(fuzzy_similarity(&words("a"), &[], 0.7), 0.0);
+}
