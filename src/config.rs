@@ -744,47 +744,42 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
         rank_defaults.half_life as f64 / hour,
         0.01..=24.0 * 365.0,
     );
+    let mut cosine = |key: &str, value: Option<f64>, default: f32| {
+        number(key, value, f64::from(default), 0.0..=1.0) as f32
+    };
     let cluster = ClusterParams {
         window: (window * hour) as i64,
-        event_threshold: number(
+        event_threshold: cosine(
             "event_threshold",
             raw.event_threshold,
-            f64::from(cluster_defaults.event_threshold),
-            0.0..=1.0,
-        ) as f32,
-        story_threshold: number(
+            cluster_defaults.event_threshold,
+        ),
+        story_threshold: cosine(
             "story_threshold",
             raw.story_threshold,
-            f64::from(cluster_defaults.story_threshold),
-            0.0..=1.0,
-        ) as f32,
-        merge_threshold: number(
+            cluster_defaults.story_threshold,
+        ),
+        merge_threshold: cosine(
             "merge_threshold",
             raw.merge_threshold,
-            f64::from(cluster_defaults.merge_threshold),
-            0.0..=1.0,
-        ) as f32,
+            cluster_defaults.merge_threshold,
+        ),
         ..cluster_defaults
     };
+    let mut weight =
+        |key: &str, value: Option<f64>, default: f64| number(key, value, default, 0.0..=1000.0);
     let rank = RankWeights {
-        freshness: number(
+        freshness: weight(
             "freshness_weight",
             raw.freshness_weight,
             rank_defaults.freshness,
-            0.0..=1000.0,
         ),
         half_life: (half_life * hour) as i64,
-        size: number(
-            "size_weight",
-            raw.size_weight,
-            rank_defaults.size,
-            0.0..=1000.0,
-        ),
-        interest: number(
+        size: weight("size_weight", raw.size_weight, rank_defaults.size),
+        interest: weight(
             "interest_weight",
             raw.interest_weight,
             rank_defaults.interest,
-            0.0..=1000.0,
         ),
     };
     StoriesSettings {
