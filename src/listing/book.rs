@@ -83,15 +83,6 @@ impl Book {
         self.gone.iter().map(|(id, at)| (id, *at))
     }
 
-    /// Broadcasts believed on air whose sort key is greater than `key`: the estimate of how
-    /// many items a page lists above one with that key.
-    pub fn count_above(&self, key: Millis) -> usize {
-        match key.checked_add(1) {
-            Some(next) => self.entries.range((next, Arc::from(""))..).count(),
-            None => 0,
-        }
-    }
-
     /// Records that `item` was seen on air by a read started at `seen_at` and completed at
     /// `now`. An unknown broadcast is reported On Air; returns whether it was one.
     pub fn observe(&mut self, item: &Listed, seen_at: Millis, now: Millis) -> bool {

@@ -233,11 +233,6 @@ impl Params {
             ..defaults
         }
     }
-
-    /// The average time between reads the budget allows.
-    pub fn read_spacing(&self) -> Millis {
-        (HOUR / Millis::from(self.budget_per_hour.max(1))).max(self.min_interval)
-    }
 }
 
 /// The sans-IO interface of every listing strategy.

@@ -520,7 +520,7 @@ fn book_restore_keeps_entries_and_gone_ids() {
     // The restored entries are ordered by key like any others.
     let keys: Vec<Millis> = book.entries().map(|entry| entry.item.key).collect();
     assert_eq!(keys, [90, 100, 110]);
-    assert_eq!(book.count_above(95), 2);
+    assert_eq!(book.between(95, Millis::MAX).count(), 2);
     // Gone ids are forgotten after a while.
     book.forget_gone_before(55);
     assert!(!book.is_gone("x") && book.is_gone("y"));
@@ -1107,7 +1107,7 @@ fn sim_scenario_compressed_divides_durations() {
     assert_eq!(params.frame, 90 * SECOND);
     assert_eq!(params.grace, 15 * SECOND);
     assert_eq!(params.budget_per_hour, 18_000);
-    assert_eq!(params.read_spacing(), Params::default().read_spacing() / 20);
+    assert_eq!(params.min_interval, Params::default().min_interval / 20);
 }
 
 // ---------------------------------------------------------------------------------------------
