@@ -1,7 +1,10 @@
 //! The text pipeline: HTML stripped, Unicode word segmentation, case folding, the language
 //! detected, stop words dropped, words stemmed (Snowball, English and Russian).
 
+use std::cell::RefCell;
+
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashMap;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// The languages the pipeline knows the stop words and the stemmer of.
@@ -15,11 +18,17 @@ pub enum Lang {
     Other,
 }
 
-/// Turns text into terms. Holds the stemmers; build one and reuse it.
+/// Turns text into terms. Holds the stemmers and a cache of stems; build one and reuse it.
 pub struct Analyzer {
     english: Stemmer,
     russian: Stemmer,
+    /// Word → stem, English and Russian: words repeat (Zipf), and stemming is the pipeline's
+    /// main cost.
+    stems: RefCell<[FxHashMap<String, String>; 2]>,
 }
+
+/// Stems cached before the cache starts over.
+const STEM_CACHE: usize = 200_000;
 
 impl std::fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -39,6 +48,7 @@ impl Analyzer {
         Analyzer {
             english: Stemmer::create(Algorithm::English),
             russian: Stemmer::create(Algorithm::Russian),
+            stems: RefCell::new([FxHashMap::default(), FxHashMap::default()]),
         }
     }
 
@@ -79,12 +89,27 @@ impl Analyzer {
         words
             .iter()
             .filter(|word| word.chars().nth(1).is_some() && !is_stop_word(word, lang))
-            .map(|word| match lang {
-                Lang::English => self.english.stem(word).into_owned(),
-                Lang::Russian => self.russian.stem(&word.replace('ё', "е")).into_owned(),
-                Lang::Other => word.clone(),
-            })
+            .map(|word| self.stem(word, lang))
             .collect()
+    }
+
+    fn stem(&self, word: &str, lang: Lang) -> String {
+        let (cache, stemmer) = match lang {
+            Lang::English => (0, &self.english),
+            Lang::Russian => (1, &self.russian),
+            Lang::Other => return word.to_string(),
+        };
+        let mut stems = self.stems.borrow_mut();
+        let stems = &mut stems[cache];
+        if let Some(stem) = stems.get(word) {
+            return stem.clone();
+        }
+        let stem = stemmer.stem(&word.replace('ё', "е")).into_owned();
+        if stems.len() >= STEM_CACHE {
+            stems.clear();
+        }
+        stems.insert(word.to_string(), stem.clone());
+        stem
     }
 
     /// The words of `text` for shingling: lower-cased, in order, nothing dropped.
