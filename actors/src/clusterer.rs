@@ -2,7 +2,7 @@
 //!
 //! The stories live in one [`StoryBook`] (the core's clusterer and the items it filed) shared
 //! with the HTTP API, which ranks it on each `GET /api/stories`. Instance 0 of the pool owns
-//! it: clustering is a single stream whose order matters, and at ~90,000 titles a second one
+//! it: clustering is a single stream whose order matters, and at ~100,000 titles a second one
 //! thread is ample; other instances, if configured, stay idle.
 //!
 //! **Restarts.** Every filed item is recorded in the store ([`RecordNewsItems`]). When an
