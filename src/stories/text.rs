@@ -104,7 +104,11 @@ impl Analyzer {
         if let Some(stem) = stems.get(word) {
             return stem.clone();
         }
-        let stem = stemmer.stem(&word.replace('ё', "е")).into_owned();
+        let stem = if word.contains('ё') {
+            stemmer.stem(&word.replace('ё', "е")).into_owned()
+        } else {
+            stemmer.stem(word).into_owned()
+        };
         if stems.len() >= STEM_CACHE {
             stems.clear();
         }
