@@ -40,6 +40,10 @@ pub struct ClusterArgs {
     /// Turn the fuzzy title measure on, with this threshold.
     #[arg(long)]
     pub title_fuzzy: Option<f64>,
+    /// Instead of the two-level clusterer, the seed's alternative: connected components of the
+    /// graph of items whose cosine reaches this threshold (stories only; for comparison).
+    #[arg(long)]
+    pub components: Option<f32>,
 }
 
 /// Runs the command.
@@ -61,6 +65,9 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         ..defaults
     };
+    if let Some(threshold) = args.components {
+        return components(args, &items, threshold);
+    }
     let mut clusterer = Clusterer::new(params);
     let started = Instant::now();
     let assignments: Vec<_> = items
@@ -143,4 +150,55 @@ fn print_scores(
         );
     }
     println!("{docs_per_second:.0} documents/second (one thread, dedup and both levels)");
+}
+
+/// `--components`: the connected-components alternative, scored the same way.
+fn components(args: &ClusterArgs, items: &[StreamItem], threshold: f32) -> anyhow::Result<()> {
+    let pairs: Vec<(&str, &str)> = items
+        .iter()
+        .map(|item| (item.title.as_str(), item.text.as_str()))
+        .collect();
+    let started = Instant::now();
+    let stories = ferret::stories::components::connected_components(&pairs, threshold);
+    let docs_per_second = items.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    if !args.eval {
+        let mut out = std::io::stdout().lock();
+        for (item, story) in items.iter().zip(&stories) {
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"id": item.id, "story": format!("s{story}")})
+            )?;
+        }
+        return Ok(());
+    }
+    let (gold, predicted): (Vec<&str>, Vec<u32>) = items
+        .iter()
+        .zip(&stories)
+        .filter_map(|(item, story)| item.cluster.as_deref().map(|gold| (gold, *story)))
+        .unzip();
+    anyhow::ensure!(
+        !gold.is_empty(),
+        "--eval needs items with a `cluster` label"
+    );
+    let scores = score(&gold, &predicted);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"method": "components", "threshold": threshold, "scores": scores, "docs_per_second": docs_per_second})
+        );
+    } else {
+        println!(
+            "connected components at cosine ≥ {threshold}: {} stories ({} gold)",
+            scores.predicted_clusters, scores.gold_clusters
+        );
+        for (name, prf) in [("pairwise", scores.pairwise), ("BCubed", scores.bcubed)] {
+            println!(
+                "{name:<10}{:>11.4}{:>9.4}{:>8.4}",
+                prf.precision, prf.recall, prf.f1
+            );
+        }
+        println!("{docs_per_second:.0} documents/second");
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@
 //! - [`shingles`]: w-shingles, Jaccard and containment, MinHash LSH;
 //! - [`fuzzy`]: fuzzy matrix similarity (edit distance, maximum cover by Kuhn–Munkres);
 //! - [`cluster`]: the incremental two-level clusterer;
+//! - [`components`]: the seed's connected-components alternative, for comparison;
 //! - [`metrics`]: pairwise and BCubed P/R/F1;
 //! - [`book`]: the stories so far with their events and items, ranked.
 //!
@@ -12,6 +13,7 @@
 
 pub mod book;
 pub mod cluster;
+pub mod components;
 pub mod fuzzy;
 pub mod metrics;
 pub mod shingles;

@@ -160,3 +160,25 @@ fn fuzzy_cover_on_worked_examples() {
     assert!((fuzzy_similarity(&words("a b c"), &words("a b c"), 0.7) - 1.0).abs() < 1e-12);
     assert_eq!(fuzzy_similarity(&words("a"), &[], 0.7), 0.0);
 }
+
+/// The connected-components alternative links items through any chain of close pairs. (The
+/// stream's first items come first: with idf over the stream so far, the very first item has
+/// no weight at all.)
+#[test]
+fn connected_components_link_chains_of_close_items() {
+    use ferret::stories::components::connected_components;
+    let items = [
+        ("Weather turns cold in Chicago", ""),
+        ("Football season opens", ""),
+        ("Mt. Gox files for bankruptcy", ""),
+        ("Apple releases iOS update", ""),
+        ("Mt. Gox bankruptcy filing in Tokyo", ""),
+        ("Apple iOS update brings CarPlay", ""),
+        ("Tokyo court hears Mt. Gox filing", ""),
+    ];
+    let labels = &connected_components(&items, 0.2)[2..];
+    assert_eq!(labels[0], labels[2]);
+    assert_eq!(labels[2], labels[4]);
+    assert_eq!(labels[1], labels[3]);
+    assert_ne!(labels[0], labels[1]);
+}
