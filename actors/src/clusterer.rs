@@ -155,24 +155,7 @@ impl Handle<FeedUpdate> for Clusterer {
                 .unwrap_or_else(|e| e.into_inner());
             // Oldest first: a feed lists its newest items first.
             for item in fetched.feed.items.iter().rev() {
-                let published = item
-                    .published
-                    .as_deref()
-                    .or(item.updated.as_deref())
-                    .and_then(|date| chrono::DateTime::parse_from_rfc3339(date).ok())
-                    .map_or(now, |date| date.timestamp_millis());
-                let news = NewsItem {
-                    id: item.id.clone(),
-                    source: msg.source.clone(),
-                    title: item.title.clone().unwrap_or_default(),
-                    link: item.link.clone().unwrap_or_default(),
-                    published,
-                    text: item
-                        .content
-                        .clone()
-                        .or_else(|| item.summary.clone())
-                        .unwrap_or_default(),
-                };
+                let news = NewsItem::from_feed(&msg.source, item, now);
                 if book.add(news.clone()) {
                     filed.push(news);
                 }

@@ -71,6 +71,17 @@ pub struct Item {
     pub extensions: Extensions,
 }
 
+impl Item {
+    /// The item's date in milliseconds since the Unix epoch: `published`, else `updated`;
+    /// `None` when it has neither (the parser has already written both as RFC 3339).
+    pub fn date_millis(&self) -> Option<i64> {
+        let date = self.published.as_deref().or(self.updated.as_deref())?;
+        chrono::DateTime::parse_from_rfc3339(date)
+            .ok()
+            .map(|date| date.timestamp_millis())
+    }
+}
+
 /// An author or contributor.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Person {

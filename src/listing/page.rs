@@ -25,13 +25,7 @@ pub fn view_from_feed(
         .items
         .iter()
         .filter_map(|item| {
-            let key = item
-                .published
-                .as_deref()
-                .or(item.updated.as_deref())
-                .and_then(|date| DateTime::parse_from_rfc3339(date).ok())
-                .map(|date| date.timestamp_millis());
-            let Some(key) = key else {
+            let Some(key) = item.date_millis() else {
                 skipped += 1;
                 return None;
             };

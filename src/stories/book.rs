@@ -35,6 +35,25 @@ pub struct NewsItem {
     pub text: String,
 }
 
+impl NewsItem {
+    /// The news item of a feed entry from `source`: its title, link and text (content, else
+    /// summary), dated by the entry, else `now`.
+    pub fn from_feed(source: &str, item: &crate::feed::Item, now: Millis) -> NewsItem {
+        NewsItem {
+            id: item.id.clone(),
+            source: source.to_string(),
+            title: item.title.clone().unwrap_or_default(),
+            link: item.link.clone().unwrap_or_default(),
+            published: item.date_millis().unwrap_or(now),
+            text: item
+                .content
+                .clone()
+                .or_else(|| item.summary.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The weights of the ranking formula (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankWeights {
