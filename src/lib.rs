@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod discovery;
 pub mod feed;
 pub mod fetch;
 pub mod listing;
