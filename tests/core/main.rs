@@ -8,5 +8,7 @@ mod feed;
 mod listing;
 // The stories core: metrics, shingles, text pipeline, determinism.
 mod stories;
+// The crawler's craft: URLs, pages, robots.txt, the frontier.
+mod discovery_crawl;
 // The core stays free of runtimes, actors, HTTP clients and shared maps.
 mod purity;
