@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use ferret::config::{LogFormat, Settings};
 use ferret_actors::{
-    bench, cluster_bench, cluster_cmd, daemon, onair_bench, sim_listing, telemetry,
+    bench, cluster_bench, cluster_cmd, daemon, discover_bench, onair_bench, sim_listing, telemetry,
 };
 
 /// ferret watches feeds and the web for you: live listings going on and off air, news
@@ -91,6 +91,8 @@ enum BenchCommand {
     /// Titles per second through the stories clusterer over a long replayed stream, and the
     /// cost per item block by block, side by side with a single-pass baseline.
     Cluster(cluster_bench::ClusterBenchArgs),
+    /// The discovery loop's harvest rate against a breadth-first crawl from the same likes.
+    Discover(discover_bench::DiscoverBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +109,9 @@ fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Onair(args))) => onair_bench::run(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Cluster(args))) => cluster_bench::run(&args).map(|()| 0),
+        Some(Command::Bench(BenchCommand::Discover(args))) => {
+            discover_bench::run(&args).map(|()| 0)
+        }
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
     };

@@ -1,1 +1,753 @@
-//! Placeholder: being written.
+//! The discovery loop composed: every role's component, one step at a time, on a virtual
+//! clock.
+//!
+//! ```text
+//!  likes ─► Generalizer ─► lighthouses ─► FerretAdvisor ─► ferret fingerprints
+//!                                    └──► FilterAdvisor  ─► filter fingerprints
+//!  Ferret: a fingerprint at random ─► its representative's links ─► frontier ─► fetch
+//!          ─► cache (every page) ─► approved? ─► Filter vote ─► Mapmaker ─► the map
+//! ```
+//!
+//! The driver (the `discover` command, the benchmark, the tests) owns the sockets: it asks
+//! [`Engine::poll_fetch`] what to fetch, hands the answers to [`Engine::handle_page`] and
+//! [`Engine::handle_robots`], and drains [`Engine::poll_event`] into the store.
+//!
+//! **What a Ferret fetches first.** A fingerprint's representative has its links queued in
+//! the frontier, each with a priority: the link's own topic (its URL's words and its anchor
+//! text, [`FeatureKind::OF_LINK`]) against the representative's and its lighthouse's, plus the
+//! representative's hittage and yield. The frontier serves the best first, so when several
+//! fingerprints have run the crawl is best-first across them all; every link is still fetched
+//! in time, as the seed's Ferret does.
+//!
+//! **Start-up.** Liked pages are fetched first and enter the map at once; an explicit like
+//! makes a lighthouse. Until the cache holds `min_sample` pages the advisors have no sample to
+//! tell distinctive features from, so the liked pages' links are fetched and kept (the sample)
+//! and judged as soon as the first fingerprints exist.
+
+use std::collections::VecDeque;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use super::advisor::{
+    topic_similarity, FerretAdvisor, FerretAdvisorParams, PageView, RepresentativeHistory,
+};
+use super::features::{similarity, FeatureKind, Features, TermStats};
+use super::filter::{FilterBank, FilterParams};
+use super::frontier::{FetchOrder, FetchOutcome, Frontier, FrontierConfig};
+use super::hittage::{self, Feedback, FeedbackKind, HittageParams, Lighthouses};
+use super::page::PageDoc;
+use crate::stories::text::Analyzer;
+
+/// The loop's settings.
+#[derive(Debug, Clone)]
+pub struct EngineParams {
+    /// The Generalizer's.
+    pub hittage: HittageParams,
+    /// The FerretAdvisor's.
+    pub advisor: FerretAdvisorParams,
+    /// The FilterAdvisor's.
+    pub filter: FilterParams,
+    /// Politeness and refetching.
+    pub frontier: FrontierConfig,
+    /// Random pages the advisors compare against.
+    pub sample_size: usize,
+    /// Cached pages needed before fingerprints are made.
+    pub min_sample: usize,
+    /// Pages fetched between two rebuilds of hittage, lighthouses and fingerprints.
+    pub rebuild_every: u32,
+    /// Queued fetches under which Ferrets run more fingerprints.
+    pub low_water: usize,
+    /// Pages fetched at random from the root page of each liked page's host: the background
+    /// the advisors' random sample is drawn from.
+    pub background_pages: usize,
+    /// Seeds the fingerprint draws and the samples.
+    pub seed: u64,
+}
+
+impl Default for EngineParams {
+    fn default() -> Self {
+        EngineParams {
+            hittage: HittageParams::default(),
+            advisor: FerretAdvisorParams::default(),
+            filter: FilterParams::default(),
+            frontier: FrontierConfig::default(),
+            sample_size: 64,
+            min_sample: 16,
+            background_pages: 16,
+            rebuild_every: 16,
+            low_water: 256,
+            seed: 1,
+        }
+    }
+}
+
+/// What the loop tells its driver.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum DiscoveryEvent {
+    /// A page passed a filter (or was liked) and enters the map with its links.
+    Accepted(AcceptedPage),
+    /// A fetched page was judged and discarded: no filter passed it.
+    Discarded {
+        /// The page.
+        url: String,
+    },
+}
+
+/// A page entering the map, with everything the store keeps of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AcceptedPage {
+    /// Its URL, normalised.
+    pub url: String,
+    /// `<link rel=canonical>`.
+    pub canonical: Option<String>,
+    /// Its title.
+    pub title: String,
+    /// Its language, if told.
+    pub language: Option<String>,
+    /// Its size in bytes.
+    pub size: u32,
+    /// When it was fetched.
+    pub fetched_at_ms: i64,
+    /// Every feature, computed.
+    pub features: Features,
+    /// Its links, normalised.
+    pub links: Vec<String>,
+    /// The filter that passed it; None for a liked page.
+    pub filter: Option<u64>,
+    /// The ferret fingerprint that approved it.
+    pub fingerprint: Option<u64>,
+    /// Its topic similarity to its nearest lighthouse, in [0, 1].
+    pub score: f64,
+}
+
+/// Counts for the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EngineCounts {
+    /// Pages fetched (HTML answers parsed), liked pages included.
+    pub fetched: u64,
+    /// Fetches that failed or were not HTML.
+    pub failed: u64,
+    /// Pages a ferret fingerprint approved.
+    pub approved: u64,
+    /// Pages a filter accepted.
+    pub accepted: u64,
+    /// Ferret fingerprints made.
+    pub fingerprints: u64,
+    /// Ferret runs (a fingerprint's representative's links judged).
+    pub runs: u64,
+    /// Ferret fingerprints flushed as exhausted.
+    pub flushed: u64,
+}
+
+struct CachedPage {
+    doc: PageDoc,
+    features: Features,
+    fetched_at_ms: i64,
+    /// Fingerprints that judged it.
+    judged_by: Vec<u64>,
+    /// Whether it is in the map.
+    accepted: bool,
+}
+
+/// The discovery loop. See the module's doc.
+pub struct Engine {
+    params: EngineParams,
+    rng: SmallRng,
+    analyzer: Analyzer,
+    stats: TermStats,
+    cache: FxHashMap<String, CachedPage>,
+    /// Cached URLs in fetch order (the sample's population).
+    fetched_order: Vec<String>,
+    /// The map: accepted and liked pages.
+    map: FxHashSet<String>,
+    liked: FxHashSet<String>,
+    /// Root pages asked for, whose links give the background.
+    roots: FxHashSet<String>,
+    /// Background pages asked for, and those fetched.
+    background_wanted: FxHashSet<String>,
+    background: Vec<String>,
+    feedback: Vec<Feedback>,
+    hittage: FxHashMap<String, f64>,
+    lighthouses: Lighthouses,
+    /// The current lighthouses.
+    lights: Vec<String>,
+    advisor: FerretAdvisor,
+    filters: FilterBank,
+    frontier: Frontier,
+    /// URL → fingerprints waiting for its fetch.
+    waiting: FxHashMap<String, Vec<u64>>,
+    /// Fingerprints that have run.
+    ran: FxHashSet<u64>,
+    /// Representative → its history.
+    history: FxHashMap<String, RepresentativeHistory>,
+    since_rebuild: u32,
+    /// Accepted page → the filter that passed it, for the user's verdicts.
+    passed_by: FxHashMap<String, u64>,
+    /// Lighthouse → the size of the set its filter was built from.
+    filter_sets: FxHashMap<String, usize>,
+    events: VecDeque<DiscoveryEvent>,
+    counts: EngineCounts,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// A loop that knows nothing yet.
+    pub fn new(params: EngineParams) -> Engine {
+        Engine {
+            rng: SmallRng::seed_from_u64(params.seed),
+            analyzer: Analyzer::new(),
+            stats: TermStats::default(),
+            cache: FxHashMap::default(),
+            fetched_order: Vec::new(),
+            map: FxHashSet::default(),
+            liked: FxHashSet::default(),
+            roots: FxHashSet::default(),
+            background_wanted: FxHashSet::default(),
+            background: Vec::new(),
+            feedback: Vec::new(),
+            hittage: FxHashMap::default(),
+            lighthouses: Lighthouses::new(&params.hittage),
+            lights: Vec::new(),
+            advisor: FerretAdvisor::new(params.advisor.clone()),
+            filters: FilterBank::new(params.filter.clone()),
+            frontier: Frontier::new(params.frontier.clone()),
+            waiting: FxHashMap::default(),
+            ran: FxHashSet::default(),
+            history: FxHashMap::default(),
+            since_rebuild: 0,
+            passed_by: FxHashMap::default(),
+            filter_sets: FxHashMap::default(),
+            events: VecDeque::new(),
+            counts: EngineCounts::default(),
+            params,
+        }
+    }
+
+    /// The user's feedback. A like of a page not fetched yet queues it first.
+    pub fn feedback(&mut self, event: Feedback) {
+        if event.kind == FeedbackKind::Like && self.liked.insert(event.url.clone()) {
+            if let Some(page) = self.cache.get_mut(&event.url) {
+                page.accepted = true;
+                self.map.insert(event.url.clone());
+            } else if let Ok(url) = url::Url::parse(&event.url) {
+                if let Ok(root) = url.join("/") {
+                    if self.roots.insert(root.to_string()) {
+                        self.frontier.push(root, BACKGROUND, ms(event.at_ms));
+                    }
+                }
+                self.frontier.push(url, LIKED, ms(event.at_ms));
+            }
+        }
+        if let Some(&filter) = self.passed_by.get(&event.url) {
+            let verdict = match event.kind {
+                FeedbackKind::Dislike => Some(false),
+                _ => Some(true),
+            };
+            self.filters.judge(filter, verdict);
+        }
+        self.feedback.push(event);
+    }
+
+    /// What to fetch next, if anything may be fetched at `now_ms`.
+    pub fn poll_fetch(&mut self, now_ms: i64) -> Option<FetchOrder> {
+        // With nothing left to run on what the last rebuild knew, rebuild on what came since
+        // (or, in the map's stead, on the pages nearest to it), until something is queued.
+        for _ in 0..IDLE_REBUILDS {
+            if self.run_ferrets(now_ms) || !self.frontier.is_idle() {
+                break;
+            }
+            if self.rebuild(now_ms) == 0 {
+                break;
+            }
+        }
+        self.frontier.poll(ms(now_ms))
+    }
+
+    /// When [`Engine::poll_fetch`] may have something again, if it has nothing now.
+    pub fn poll_timeout(&mut self) -> Option<i64> {
+        self.frontier
+            .poll_timeout()
+            .map(|t| i64::try_from(t).unwrap_or(i64::MAX))
+    }
+
+    /// The next event for the store.
+    pub fn poll_event(&mut self) -> Option<DiscoveryEvent> {
+        self.events.pop_front()
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> EngineCounts {
+        EngineCounts {
+            flushed: self.advisor.flushed(),
+            ..self.counts
+        }
+    }
+
+    /// The filters.
+    pub fn filters(&self) -> &FilterBank {
+        &self.filters
+    }
+
+    /// The ferret fingerprints.
+    pub fn advisor(&self) -> &FerretAdvisor {
+        &self.advisor
+    }
+
+    /// The frontier, for its statistics.
+    pub fn frontier(&self) -> &Frontier {
+        &self.frontier
+    }
+
+    /// Whether nothing is queued, in flight or left to run.
+    pub fn is_idle(&self) -> bool {
+        self.frontier.is_idle() && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id))
+    }
+}
+
+impl Engine {
+    /// A robots.txt answer for `host` (see [`Frontier::robots_fetched`]).
+    pub fn handle_robots(
+        &mut self,
+        host: &str,
+        outcome: super::robots::RobotsOutcome,
+        now_ms: i64,
+    ) {
+        self.frontier.robots_fetched(host, outcome, ms(now_ms));
+    }
+
+    /// A fetch that gave no page: an error, or an answer that is not HTML.
+    pub fn handle_failure(&mut self, url: &url::Url, now_ms: i64) {
+        self.counts.failed += 1;
+        self.frontier.fetched(url, ms(now_ms), FetchOutcome::Failed);
+        self.waiting.remove(url.as_str());
+    }
+
+    /// A fetched page: cached, judged by the fingerprints waiting for it, voted on, mapped.
+    pub fn handle_page(&mut self, doc: PageDoc, now_ms: i64) {
+        self.frontier
+            .fetched(&doc.url, ms(now_ms), FetchOutcome::Done);
+        let url = doc.url.to_string();
+        self.counts.fetched += 1;
+        let mut features = Features::default();
+        for kind in FeatureKind::OF_LINK {
+            features.ensure(kind, &doc, &self.analyzer);
+        }
+        let liked = self.liked.contains(&url);
+        self.cache.insert(
+            url.clone(),
+            CachedPage {
+                doc,
+                features,
+                fetched_at_ms: now_ms,
+                judged_by: Vec::new(),
+                accepted: false,
+            },
+        );
+        self.fetched_order.push(url.clone());
+        if self.roots.contains(&url) || self.background_wanted.remove(&url) {
+            self.background.push(url.clone());
+        }
+        if self.roots.contains(&url) {
+            self.pick_background(&url, now_ms);
+        }
+        if liked {
+            self.accept(&url, None, None, now_ms);
+            // Start-up: the liked page's links are the first sample, judged once the first
+            // fingerprints exist.
+            self.queue_links(&url, &url, None, now_ms);
+        }
+        for fp in self.waiting.remove(&url).unwrap_or_default() {
+            self.judge(fp, &url, now_ms);
+        }
+        self.since_rebuild += 1;
+        if self.since_rebuild >= self.params.rebuild_every {
+            self.rebuild(now_ms);
+        }
+    }
+
+    /// Fingerprint `fp` judges the cached page `url`; an approved page goes to the vote.
+    fn judge(&mut self, fp: u64, url: &str, now_ms: i64) {
+        let Some(print) = self.advisor.get(fp).cloned() else {
+            return;
+        };
+        let Some(rep) = self
+            .cache
+            .get(&print.representative)
+            .map(|p| p.features.clone())
+        else {
+            return;
+        };
+        let Some(page) = self.cache.get_mut(url) else {
+            return;
+        };
+        if page.judged_by.contains(&fp) {
+            return;
+        }
+        page.judged_by.push(fp);
+        ensure(page, print.kind, &self.analyzer, &mut self.stats);
+        let approved = print.approves(&rep, &page.features, &self.stats);
+        let mut accepted = false;
+        if approved {
+            self.counts.approved += 1;
+            if !page.accepted {
+                for kind in self.filters.kinds() {
+                    ensure(page, kind, &self.analyzer, &mut self.stats);
+                }
+                if let Some(filter) = self.filters.vote(&page.features, &self.stats) {
+                    accepted = true;
+                    self.accept(url, Some(filter), Some(fp), now_ms);
+                }
+            }
+        }
+        let history = self
+            .history
+            .entry(print.representative.clone())
+            .or_default();
+        history.fetched += 1;
+        history.accepted += u32::from(accepted);
+        self.advisor.record(fp, approved, accepted);
+        if !accepted && !approved {
+            self.events.push_back(DiscoveryEvent::Discarded {
+                url: url.to_string(),
+            });
+        }
+    }
+
+    /// The Mapmaker: completes the page's features and puts it in the map.
+    fn accept(&mut self, url: &str, filter: Option<u64>, fingerprint: Option<u64>, _now_ms: i64) {
+        let Some(page) = self.cache.get_mut(url) else {
+            return;
+        };
+        if page.accepted {
+            return;
+        }
+        page.accepted = true;
+        for kind in FeatureKind::ALL {
+            ensure(page, kind, &self.analyzer, &mut self.stats);
+        }
+        self.map.insert(url.to_string());
+        if let Some(filter) = filter {
+            self.passed_by.insert(url.to_string(), filter);
+        }
+        self.counts.accepted += u32::from(filter.is_some()) as u64;
+        let page = &self.cache[url];
+        let score = self
+            .lights
+            .iter()
+            .filter_map(|l| self.cache.get(l))
+            .map(|l| topic_similarity(&l.features, &page.features, &self.stats))
+            .fold(if filter.is_none() { 1.0 } else { 0.0 }, f64::max);
+        self.events
+            .push_back(DiscoveryEvent::Accepted(AcceptedPage {
+                url: url.to_string(),
+                canonical: page.doc.canonical.as_ref().map(|c| c.to_string()),
+                title: page.doc.title.clone(),
+                language: page.features.language.clone().flatten(),
+                size: page.features.size.unwrap_or(0),
+                fetched_at_ms: page.fetched_at_ms,
+                features: page.features.clone(),
+                links: page.doc.links.iter().map(|l| l.url.to_string()).collect(),
+                filter,
+                fingerprint,
+                score,
+            }));
+    }
+}
+
+/// Computes `kind` for a cached page, counting its body terms in the idf statistics the first
+/// time they are computed.
+fn ensure(page: &mut CachedPage, kind: FeatureKind, analyzer: &Analyzer, stats: &mut TermStats) {
+    if page.features.ensure(kind, &page.doc, analyzer) && kind == FeatureKind::BodyTerms {
+        stats.add(&page.features);
+    }
+}
+
+impl Engine {
+    /// Recomputes hittage and lighthouses (the Generalizer), then the fingerprints (the
+    /// advisors).
+    /// Returns how many ferret fingerprints it made.
+    fn rebuild(&mut self, now_ms: i64) -> usize {
+        self.since_rebuild = 0;
+        let links: Vec<(String, String)> = self
+            .map
+            .iter()
+            .filter_map(|url| self.cache.get(url).map(|p| (url, p)))
+            .flat_map(|(url, page)| {
+                page.doc
+                    .links
+                    .iter()
+                    .map(|l| l.url.as_str())
+                    .filter(|to| self.map.contains(*to))
+                    .map(move |to| (url.clone(), to.to_string()))
+            })
+            .collect();
+        let computation = hittage::generalize(
+            &self.feedback,
+            &links,
+            now_ms,
+            &self.params.hittage,
+            &mut self.lighthouses,
+        );
+        self.lights = computation
+            .lighthouses
+            .into_iter()
+            .map(|(url, _)| url)
+            .collect();
+        self.hittage = computation.hittage.into_iter().collect();
+        if self.cache.len() < self.params.min_sample {
+            return 0;
+        }
+        // The random sample, its features complete.
+        let mut sample_urls: Vec<String> = Vec::with_capacity(self.params.sample_size);
+        let population = if self.background.len() >= self.params.min_sample / 2 {
+            &self.background
+        } else {
+            &self.fetched_order
+        };
+        for _ in 0..self.params.sample_size.min(population.len()) {
+            let at = self.rng.random_range(0..population.len());
+            sample_urls.push(population[at].clone());
+        }
+        sample_urls.sort_unstable();
+        sample_urls.dedup();
+        let mapped: Vec<String> = {
+            let mut m: Vec<String> = self
+                .map
+                .iter()
+                .filter(|u| self.cache.contains_key(*u))
+                .cloned()
+                .collect();
+            m.sort_unstable();
+            m
+        };
+        let exploring =
+            self.frontier.is_idle() && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id));
+        let mut candidates = mapped.clone();
+        if exploring {
+            candidates.extend(self.explorers(&self.lights));
+        }
+        for url in sample_urls.iter().chain(&candidates) {
+            if let Some(page) = self.cache.get_mut(url) {
+                for kind in FeatureKind::ALL {
+                    ensure(page, kind, &self.analyzer, &mut self.stats);
+                }
+            }
+        }
+        let lighthouses = self.lights.clone();
+        let sample: Vec<&Features> = sample_urls
+            .iter()
+            .filter_map(|u| self.cache.get(u))
+            .map(|p| &p.features)
+            .collect();
+        let views: Vec<PageView<'_>> = candidates
+            .iter()
+            .map(|url| {
+                let page = &self.cache[url];
+                let fresh = page
+                    .doc
+                    .links
+                    .iter()
+                    .filter(|l| !self.frontier.knows(&l.url))
+                    .count();
+                PageView {
+                    url,
+                    features: &page.features,
+                    hittage: self.hittage.get(url).copied().unwrap_or(0.0),
+                    fresh_links: u32::try_from(fresh).unwrap_or(u32::MAX),
+                    links: u32::try_from(page.doc.links.len()).unwrap_or(u32::MAX),
+                    size: page.features.size.unwrap_or(0),
+                    history: self.history.get(url).copied().unwrap_or_default(),
+                }
+            })
+            .collect();
+        let made = self
+            .advisor
+            .rebuild(&views, &lighthouses, &sample, &self.stats, now_ms);
+        self.counts.fingerprints += made.len() as u64;
+        let made = made.len();
+        // The FilterAdvisor: one filter per lighthouse over its strongly linked set.
+        let unreliable = self.filters.unreliable();
+        for lighthouse in &lighthouses {
+            let Some(light) = self.cache.get(lighthouse) else {
+                continue;
+            };
+            let mut members: Vec<(&str, &Features)> = vec![(lighthouse.as_str(), &light.features)];
+            let min = self.filters.params().min_link_similarity;
+            for url in &mapped {
+                if url == lighthouse {
+                    continue;
+                }
+                let page = &self.cache[url];
+                let linked = light.doc.links.iter().any(|l| l.url.as_str() == url)
+                    || page.doc.links.iter().any(|l| l.url.as_str() == lighthouse);
+                if linked && topic_similarity(&light.features, &page.features, &self.stats) >= min {
+                    members.push((url.as_str(), &page.features));
+                }
+            }
+            let size = members.len();
+            let built = self.filter_sets.get(lighthouse).copied();
+            if built.is_none_or(|b| size >= b + b / 2 + 1) || unreliable.contains(lighthouse) {
+                if self.filters.install(&members, &sample, &self.stats, now_ms) {
+                    self.filter_sets.insert(lighthouse.clone(), size);
+                }
+            }
+        }
+        made
+    }
+
+    /// The Ferrets: while the frontier runs low, run fingerprints drawn at random.
+    /// Returns whether fingerprints are left to run.
+    fn run_ferrets(&mut self, now_ms: i64) -> bool {
+        while self.frontier.stats().queued < self.params.low_water {
+            let waiting: Vec<u64> = self
+                .advisor
+                .pool()
+                .iter()
+                .map(|f| f.id)
+                .filter(|id| !self.ran.contains(id))
+                .collect();
+            if waiting.is_empty() {
+                return false;
+            }
+            let fp = waiting[self.rng.random_range(0..waiting.len())];
+            self.run(fp, now_ms);
+        }
+        true
+    }
+
+    /// One Ferret's run: every link of the fingerprint's representative, judged from the cache
+    /// or queued for fetching.
+    fn run(&mut self, fp: u64, now_ms: i64) {
+        self.ran.insert(fp);
+        self.counts.runs += 1;
+        let Some(print) = self.advisor.get(fp).cloned() else {
+            return;
+        };
+        self.history
+            .entry(print.representative.clone())
+            .or_default()
+            .times += 1;
+        for url in self.queue_links(&print.representative, &print.lighthouse, Some(fp), now_ms) {
+            self.judge(fp, &url, now_ms);
+        }
+    }
+
+    /// When the map has nothing left to give: the cached pages outside it with links not
+    /// fetched yet that are nearest to a lighthouse, as representatives to broaden from.
+    fn explorers(&self, lighthouses: &[String]) -> Vec<String> {
+        let mut scored: Vec<(f64, &String)> = self
+            .cache
+            .iter()
+            .filter(|(url, page)| {
+                !self.map.contains(*url)
+                    && page.doc.links.iter().any(|l| !self.frontier.knows(&l.url))
+            })
+            .map(|(url, page)| {
+                let near = lighthouses
+                    .iter()
+                    .filter_map(|l| self.cache.get(l))
+                    .map(|l| topic_similarity(&l.features, &page.features, &self.stats))
+                    .fold(0.0, f64::max);
+                (near, url)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let keep = self.params.advisor.representatives_per_group * lighthouses.len().max(1);
+        scored
+            .into_iter()
+            .take(keep)
+            .map(|(_, url)| url.clone())
+            .collect()
+    }
+
+    /// Queues `background_pages` links of the root page `root`, drawn at random.
+    fn pick_background(&mut self, root: &str, now_ms: i64) {
+        let Some(page) = self.cache.get(root) else {
+            return;
+        };
+        let mut links: Vec<url::Url> = page.doc.links.iter().map(|l| l.url.clone()).collect();
+        let want = self.params.background_pages.min(links.len());
+        for i in 0..want {
+            let j = self.rng.random_range(i..links.len());
+            links.swap(i, j);
+        }
+        for url in links.into_iter().take(want) {
+            if !self.cache.contains_key(url.as_str()) {
+                self.background_wanted.insert(url.to_string());
+                self.frontier.push(url, BACKGROUND, ms(now_ms));
+            }
+        }
+    }
+
+    /// Queues the links of the cached page `from` not cached yet, for fingerprint `fp` when
+    /// there is one, best-first by their topic against `from` and `lighthouse`. Returns the
+    /// links already cached.
+    fn queue_links(
+        &mut self,
+        from: &str,
+        lighthouse: &str,
+        fp: Option<u64>,
+        now_ms: i64,
+    ) -> Vec<String> {
+        let Some(rep) = self.cache.get(from) else {
+            return Vec::new();
+        };
+        let light = self.cache.get(lighthouse).map(|l| &l.features);
+        let history = self.history.get(from).copied().unwrap_or_default();
+        let base = 0.3
+            * self
+                .hittage
+                .get(from)
+                .copied()
+                .unwrap_or(0.0)
+                .clamp(0.0, 1.0)
+            + 0.2 * history.yield_rate();
+        let mut cached = Vec::new();
+        let mut queue = Vec::new();
+        for link in &rep.doc.links {
+            let url = link.url.as_str();
+            if self.cache.contains_key(url) {
+                cached.push(url.to_string());
+                continue;
+            }
+            let stub = Features::of_link(link, &self.analyzer);
+            let topic = |f: &Features| {
+                (similarity(FeatureKind::UrlTokens, f, &stub, &self.stats)
+                    + similarity(FeatureKind::TitleWords, f, &stub, &self.stats))
+                    / 2.0
+            };
+            let near = light.map_or(0.0, topic).max(topic(&rep.features));
+            queue.push((link.url.clone(), base + 0.5 * near));
+        }
+        for (url, priority) in queue {
+            if let Some(fp) = fp {
+                self.waiting.entry(url.to_string()).or_default().push(fp);
+            }
+            self.frontier.push(url, priority, ms(now_ms));
+        }
+        cached
+    }
+}
+
+/// Fetch priorities: liked pages first, then the background, then whatever Ferrets queue
+/// (whose priorities stay under 1.5).
+const LIKED: f64 = 1e9;
+/// Rebuilds an idle loop tries before it waits for news (a like, a finished fetch).
+const IDLE_REBUILDS: usize = 8;
+const BACKGROUND: f64 = 1e6;
+
+/// Milliseconds for the frontier, which counts from 0.
+fn ms(at_ms: i64) -> u64 {
+    u64::try_from(at_ms).unwrap_or(0)
+}

@@ -1,1 +1,394 @@
-//! Placeholder: being written.
+//! Page features: what the advisors compare pages by.
+//!
+//! Every feature can be computed for any page, and two features of one kind compare to a
+//! similarity in [0, 1] (SPEC §2). The kinds and their similarities:
+//!
+//! | kind | value | similarity |
+//! |---|---|---|
+//! | title words | the title's stems, a set | Jaccard |
+//! | body terms | the text's stems with `tf = ½ + ½·f/max f`, the strongest [`BODY_TERMS_KEPT`] | cosine of tf·idf, `idf = ln(1 + N/df)` over the pages seen |
+//! | URL tokens | the path's words (split on anything not a letter or digit), a set | Jaccard |
+//! | host | the URL's host | 1 when equal, ½ when the registrable part (last two labels) is, else 0 |
+//! | language | `<html lang>`, else detected from the text | 1 when equal, else 0 |
+//! | images, links, size | counts | `min/max` (1 when both are 0) |
+//! | outlink hosts | the hosts the page links to, a set | Jaccard |
+//!
+//! A page's features are computed lazily, kind by kind ([`Features::ensure`]): a Ferret needs
+//! one feature, a Filter a few, and the Mapmaker completes the rest; computed features travel
+//! with the page.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::page::{Link, PageDoc};
+use crate::stories::text::{Analyzer, Lang};
+
+/// Body terms a page keeps (its strongest by tf): enough to compare topics, small enough to
+/// store with every page.
+pub const BODY_TERMS_KEPT: usize = 64;
+
+/// The kinds of feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeatureKind {
+    /// The title's stems.
+    TitleWords,
+    /// The text's strongest terms, tf·idf.
+    BodyTerms,
+    /// The URL path's words.
+    UrlTokens,
+    /// The URL's host.
+    Host,
+    /// The page's language.
+    Language,
+    /// How many images the page shows.
+    Images,
+    /// How many links the page has.
+    Links,
+    /// The page's size in bytes.
+    Size,
+    /// The hosts the page links to.
+    OutlinkHosts,
+}
+
+impl FeatureKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [FeatureKind; 9] = [
+        FeatureKind::TitleWords,
+        FeatureKind::BodyTerms,
+        FeatureKind::UrlTokens,
+        FeatureKind::Host,
+        FeatureKind::Language,
+        FeatureKind::Images,
+        FeatureKind::Links,
+        FeatureKind::Size,
+        FeatureKind::OutlinkHosts,
+    ];
+
+    /// The kinds a bare link (its URL and anchor text) already shows, before its page is
+    /// fetched.
+    pub const OF_LINK: [FeatureKind; 3] = [
+        FeatureKind::UrlTokens,
+        FeatureKind::TitleWords,
+        FeatureKind::Host,
+    ];
+
+    /// The kind's name in config, JSON and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureKind::TitleWords => "title_words",
+            FeatureKind::BodyTerms => "body_terms",
+            FeatureKind::UrlTokens => "url_tokens",
+            FeatureKind::Host => "host",
+            FeatureKind::Language => "language",
+            FeatureKind::Images => "images",
+            FeatureKind::Links => "links",
+            FeatureKind::Size => "size",
+            FeatureKind::OutlinkHosts => "outlink_hosts",
+        }
+    }
+}
+
+/// A page's features, each computed once, when first needed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Features {
+    /// The title's stems, sorted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_words: Option<Vec<String>>,
+    /// The strongest terms with their tf, sorted by term.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_terms: Option<Vec<(String, f32)>>,
+    /// The URL path's words, sorted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_tokens: Option<Vec<String>>,
+    /// The host, with the port when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `Some(None)`: computed, and no language could be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<Option<String>>,
+    /// Images shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
+    /// Links out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<u32>,
+    /// Size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    /// Hosts linked to, sorted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outlink_hosts: Option<Vec<String>>,
+}
+
+impl Features {
+    /// Whether the feature of `kind` has been computed.
+    pub fn has(&self, kind: FeatureKind) -> bool {
+        match kind {
+            FeatureKind::TitleWords => self.title_words.is_some(),
+            FeatureKind::BodyTerms => self.body_terms.is_some(),
+            FeatureKind::UrlTokens => self.url_tokens.is_some(),
+            FeatureKind::Host => self.host.is_some(),
+            FeatureKind::Language => self.language.is_some(),
+            FeatureKind::Images => self.images.is_some(),
+            FeatureKind::Links => self.links.is_some(),
+            FeatureKind::Size => self.size.is_some(),
+            FeatureKind::OutlinkHosts => self.outlink_hosts.is_some(),
+        }
+    }
+
+    /// Whether every kind has been computed.
+    pub fn complete(&self) -> bool {
+        FeatureKind::ALL.iter().all(|&kind| self.has(kind))
+    }
+
+    /// Computes the feature of `kind` from `page` unless it is there already. Returns whether
+    /// it computed anything.
+    pub fn ensure(&mut self, kind: FeatureKind, page: &PageDoc, analyzer: &Analyzer) -> bool {
+        if self.has(kind) {
+            return false;
+        }
+        match kind {
+            FeatureKind::TitleWords => {
+                self.title_words = Some(word_set(analyzer, &page.title, text_lang(analyzer, page)))
+            }
+            FeatureKind::BodyTerms => self.body_terms = Some(body_terms(analyzer, page)),
+            FeatureKind::UrlTokens => self.url_tokens = Some(url_tokens(&page.url)),
+            FeatureKind::Host => self.host = Some(host_of(&page.url)),
+            FeatureKind::Language => self.language = Some(language_of(analyzer, page)),
+            FeatureKind::Images => self.images = Some(page.images),
+            FeatureKind::Links => self.links = Some(saturating_u32(page.links.len())),
+            FeatureKind::Size => self.size = Some(saturating_u32(page.size)),
+            FeatureKind::OutlinkHosts => {
+                let mut hosts: Vec<String> = page.links.iter().map(|l| host_of(&l.url)).collect();
+                hosts.sort_unstable();
+                hosts.dedup();
+                self.outlink_hosts = Some(hosts);
+            }
+        }
+        true
+    }
+
+    /// Computes every kind not computed yet (the Mapmaker's job).
+    pub fn complete_from(&mut self, page: &PageDoc, analyzer: &Analyzer) -> usize {
+        FeatureKind::ALL
+            .iter()
+            .filter(|&&kind| self.ensure(kind, page, analyzer))
+            .count()
+    }
+
+    /// The features a link shows before its page is fetched: its URL's tokens and host, and
+    /// its anchor text standing in for the title.
+    pub fn of_link(link: &Link, analyzer: &Analyzer) -> Features {
+        Features {
+            title_words: Some(word_set(analyzer, &link.text, Lang::English)),
+            url_tokens: Some(url_tokens(&link.url)),
+            host: Some(host_of(&link.url)),
+            ..Features::default()
+        }
+    }
+}
+
+/// Document frequencies of body terms over the pages seen, for idf.
+#[derive(Debug, Clone, Default)]
+pub struct TermStats {
+    docs: u32,
+    df: FxHashMap<String, u32>,
+}
+
+impl TermStats {
+    /// Counts a page's body terms (once per page).
+    pub fn add(&mut self, features: &Features) {
+        if let Some(terms) = &features.body_terms {
+            self.docs += 1;
+            for (term, _) in terms {
+                *self.df.entry(term.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// Pages counted.
+    pub fn docs(&self) -> u32 {
+        self.docs
+    }
+
+    /// `ln(1 + N/df)`: positive even for a term on every page, so that a topic's common
+    /// words still count early in a crawl when N is small.
+    pub fn idf(&self, term: &str) -> f64 {
+        let df = self.df.get(term).copied().unwrap_or(0).max(1);
+        (1.0 + f64::from(self.docs.max(1)) / f64::from(df)).ln()
+    }
+}
+
+/// The similarity in [0, 1] of two pages' features of `kind`; 0 when either lacks it.
+pub fn similarity(kind: FeatureKind, a: &Features, b: &Features, stats: &TermStats) -> f64 {
+    match kind {
+        FeatureKind::TitleWords => both(&a.title_words, &b.title_words, |x, y| jaccard(x, y)),
+        FeatureKind::BodyTerms => both(&a.body_terms, &b.body_terms, |x, y| cosine(x, y, stats)),
+        FeatureKind::UrlTokens => both(&a.url_tokens, &b.url_tokens, |x, y| jaccard(x, y)),
+        FeatureKind::Host => both(&a.host, &b.host, |x, y| host_similarity(x, y)),
+        FeatureKind::Language => both(&a.language, &b.language, |x, y| match (x, y) {
+            (Some(x), Some(y)) if x == y => 1.0,
+            _ => 0.0,
+        }),
+        FeatureKind::Images => both(&a.images, &b.images, |x, y| ratio(*x, *y)),
+        FeatureKind::Links => both(&a.links, &b.links, |x, y| ratio(*x, *y)),
+        FeatureKind::Size => both(&a.size, &b.size, |x, y| ratio(*x, *y)),
+        FeatureKind::OutlinkHosts => both(&a.outlink_hosts, &b.outlink_hosts, |x, y| jaccard(x, y)),
+    }
+}
+
+fn both<T>(a: &Option<T>, b: &Option<T>, f: impl FnOnce(&T, &T) -> f64) -> f64 {
+    match (a, b) {
+        (Some(a), Some(b)) => f(a, b),
+        _ => 0.0,
+    }
+}
+
+/// Jaccard of two sorted, deduplicated sets; two empty sets are alike.
+fn jaccard(a: &[String], b: &[String]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// Cosine of two term vectors sorted by term, weighted by idf.
+fn cosine(a: &[(String, f32)], b: &[(String, f32)], stats: &TermStats) -> f64 {
+    let weight = |(term, tf): &(String, f32)| f64::from(*tf) * stats.idf(term);
+    let norm = |v: &[(String, f32)]| v.iter().map(|t| weight(t).powi(2)).sum::<f64>().sqrt();
+    let (na, nb) = (norm(a), norm(b));
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    let (mut i, mut j, mut dot) = (0, 0, 0.0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                dot += weight(&a[i]) * weight(&b[j]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    (dot / (na * nb)).clamp(0.0, 1.0)
+}
+
+fn ratio(a: u32, b: u32) -> f64 {
+    let (lo, hi) = (a.min(b), a.max(b));
+    if hi == 0 {
+        1.0
+    } else {
+        f64::from(lo) / f64::from(hi)
+    }
+}
+
+fn host_similarity(a: &str, b: &str) -> f64 {
+    if a == b {
+        return 1.0;
+    }
+    let registrable = |h: &str| {
+        let labels: Vec<&str> = h.rsplitn(3, '.').collect();
+        labels[..labels.len().min(2)].join(".")
+    };
+    if !a.contains(':') && registrable(a) == registrable(b) {
+        0.5
+    } else {
+        0.0
+    }
+}
+
+fn saturating_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The URL's host, with the port when there is one.
+fn host_of(url: &url::Url) -> String {
+    match (url.host_str(), url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_string(),
+        (None, _) => String::new(),
+    }
+}
+
+/// The path's words, lower-cased, without the file extension's usual suspects.
+fn url_tokens(url: &url::Url) -> Vec<String> {
+    let mut tokens: Vec<String> = url
+        .path()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty() && !matches!(*t, "html" | "htm" | "php" | "asp" | "aspx"))
+        .map(str::to_lowercase)
+        .collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens
+}
+
+fn text_lang(analyzer: &Analyzer, page: &PageDoc) -> Lang {
+    match page.lang.as_deref() {
+        Some("en") => Lang::English,
+        Some("ru") => Lang::Russian,
+        Some(_) => Lang::Other,
+        None => analyzer.detect(sample(&page.text)),
+    }
+}
+
+fn language_of(analyzer: &Analyzer, page: &PageDoc) -> Option<String> {
+    if let Some(lang) = &page.lang {
+        return Some(lang.clone());
+    }
+    match analyzer.detect(sample(&page.text)) {
+        Lang::English => Some("en".into()),
+        Lang::Russian => Some("ru".into()),
+        Lang::Other => None,
+    }
+}
+
+/// The first 2 KB of text (on a character boundary): enough to tell a language.
+fn sample(text: &str) -> &str {
+    let mut end = text.len().min(2048);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn word_set(analyzer: &Analyzer, text: &str, lang: Lang) -> Vec<String> {
+    let mut words = analyzer.terms(text, lang);
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+fn body_terms(analyzer: &Analyzer, page: &PageDoc) -> Vec<(String, f32)> {
+    let lang = text_lang(analyzer, page);
+    let mut counts: FxHashMap<String, u32> = FxHashMap::default();
+    for term in analyzer.terms(&page.text, lang) {
+        *counts.entry(term).or_default() += 1;
+    }
+    let max = counts.values().copied().max().unwrap_or(1) as f32;
+    let mut terms: Vec<(String, u32)> = counts.into_iter().collect();
+    // The strongest first, ties by term so that the cut is deterministic.
+    terms.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    terms.truncate(BODY_TERMS_KEPT);
+    let mut kept: Vec<(String, f32)> = terms
+        .into_iter()
+        .map(|(term, f)| (term, 0.5 + 0.5 * f as f32 / max))
+        .collect();
+    kept.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    kept
+}

@@ -451,6 +451,11 @@ impl Frontier {
         )
     }
 
+    /// Whether `url` was ever pushed: queued, in flight or fetched.
+    pub fn knows(&self, url: &Url) -> bool {
+        self.seen.contains_key(url.as_str())
+    }
+
     /// Whether nothing is queued and nothing is in flight.
     pub fn is_idle(&self) -> bool {
         self.stats.queued == 0 && self.stats.in_flight == 0
