@@ -11,5 +11,7 @@ mod feed_fetcher;
 mod supervision;
 // SQLite store: migrations, WAL, durability across reopen.
 mod storage;
+// The discovery tables: pages, links, feedback, hittage, fingerprints, representatives.
+mod storage_discovery;
 // Spans of handled messages and their parent links.
 mod traces;
