@@ -18,7 +18,7 @@
 use std::sync::{Arc, Mutex};
 
 use ferret::config::DiscoverySettings;
-use ferret::discovery::hittage::{generalize, Lighthouses};
+use ferret::discovery::hittage::{generalize, same_lighthouses, Lighthouses};
 use ferret::Role;
 use tracing::{debug, info, warn, Instrument as _};
 
@@ -77,8 +77,7 @@ impl LighthouseBoard {
     }
 
     /// Publishes `changed` to every live subscriber if its lighthouses differ from the last
-    /// published (other pages, another order, or a hittage moved by [`HITTAGE_TOLERANCE`] or
-    /// more), or none were; returns whether it did.
+    /// published (see [`same_lighthouses`]), or none were; returns whether it did.
     fn publish(&self, changed: LighthousesChanged, parent: Option<MessageId>) -> bool {
         let mut state = self.lock();
         if state
@@ -99,18 +98,6 @@ impl LighthouseBoard {
         state.latest = Some(changed);
         true
     }
-}
-
-/// Hittage moving by less than this is no change worth telling (it drifts a little with every
-/// computation as feedback ages).
-const HITTAGE_TOLERANCE: f64 = 0.01;
-
-/// The same pages, in the same order, with hittage within [`HITTAGE_TOLERANCE`].
-fn same_lighthouses(a: &[(String, f64)], b: &[(String, f64)]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|((u, x), (v, y))| u == v && (x - y).abs() < HITTAGE_TOLERANCE)
 }
 
 fn envelope<M>(parent: Option<MessageId>, payload: M) -> Envelope<M> {

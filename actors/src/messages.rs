@@ -372,8 +372,9 @@ pub struct SubscribeLighthouses {
 }
 
 /// The lighthouses changed. Sent by the Generalizer to its subscribers after a computation
-/// whose lighthouses differ from the last ones published — other pages, another order, or a
-/// hittage moved by 0.01 or more — and after its first computation.
+/// whose lighthouses differ from the last ones published (other pages, another order, or a
+/// hittage moved by [`LIGHTHOUSE_TOLERANCE`](ferret::discovery::hittage::LIGHTHOUSE_TOLERANCE)
+/// or more), and after its first computation.
 #[derive(Debug, Clone, PartialEq, Message)]
 #[rtype(result = "()")]
 pub struct LighthousesChanged {

@@ -488,6 +488,19 @@ impl Lighthouses {
     }
 }
 
+/// Hittage moving by less than this leaves a lighthouse list the same for
+/// [`same_lighthouses`]: it drifts a little with every computation as feedback ages.
+pub const LIGHTHOUSE_TOLERANCE: f64 = 0.01;
+
+/// Whether two lighthouse lists say the same: the same pages in the same order, each hittage
+/// within [`LIGHTHOUSE_TOLERANCE`]. The Generalizer publishes a list only when it is not.
+pub fn same_lighthouses(a: &[(String, f64)], b: &[(String, f64)]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((u, x), (v, y))| u == v && (x - y).abs() < LIGHTHOUSE_TOLERANCE)
+}
+
 /// Sorts `(url, hittage)` pairs highest first, then by URL.
 pub fn sort_by_hittage(pages: &mut [(String, f64)]) {
     pages.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -4,8 +4,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ferret::discovery::hittage::{
-    direct_scores, generalize, hittage, liked, Feedback, FeedbackError, FeedbackKind,
-    HittageParams, Lighthouses,
+    direct_scores, generalize, hittage, liked, same_lighthouses, Feedback, FeedbackError,
+    FeedbackKind, HittageParams, Lighthouses,
 };
 
 const DAY: i64 = 86_400_000;
@@ -349,4 +349,26 @@ fn feedback_serialises_with_lowercase_kinds() {
     assert_eq!(back, dwell);
     let like = serde_json::to_string(&like("http://e.com/")).unwrap();
     assert!(!like.contains("seconds"), "{like}");
+}
+
+#[test]
+fn lighthouse_lists_differ_by_pages_order_or_a_real_move() {
+    let list = |pairs: &[(&str, f64)]| -> Vec<(String, f64)> {
+        pairs.iter().map(|(u, h)| (u.to_string(), *h)).collect()
+    };
+    let base = list(&[("http://a/", 1.0), ("http://b/", 0.6)]);
+    assert!(same_lighthouses(
+        &base,
+        &list(&[("http://a/", 1.0), ("http://b/", 0.605)])
+    ));
+    assert!(!same_lighthouses(
+        &base,
+        &list(&[("http://a/", 1.0), ("http://b/", 0.62)])
+    ));
+    assert!(!same_lighthouses(
+        &base,
+        &list(&[("http://b/", 1.0), ("http://a/", 0.6)])
+    ));
+    assert!(!same_lighthouses(&base, &list(&[("http://a/", 1.0)])));
+    assert!(same_lighthouses(&[], &[]));
 }
