@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use crate::discovery::hittage::HittageParams;
 use crate::fetch::{RetryPolicy, DEFAULT_USER_AGENT};
 use crate::listing::{Params, Strategy};
 use crate::role::Role;
@@ -87,6 +88,17 @@ pub struct Settings {
     pub listings: Vec<ListingSource>,
     /// `[stories]`: which feeds are clustered into stories, and how.
     pub stories: StoriesSettings,
+    /// `[discovery]`: learning what the user likes and crawling for more.
+    pub discovery: DiscoverySettings,
+}
+
+/// `[discovery]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoverySettings {
+    /// How often the Generalizer recomputes hittage (it also does on new feedback).
+    pub generalize_interval: Duration,
+    /// Hittage and lighthouse parameters.
+    pub hittage: HittageParams,
 }
 
 /// `[stories]`.
@@ -332,6 +344,7 @@ pub struct RawConfig {
     feeds: Vec<RawFeed>,
     listings: Vec<RawListing>,
     stories: RawStories,
+    discovery: RawDiscovery,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -346,6 +359,24 @@ struct RawStories {
     half_life_hours: Option<f64>,
     size_weight: Option<f64>,
     interest_weight: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDiscovery {
+    // The Generalizer.
+    generalize_interval_secs: Option<i64>,
+    half_life_days: Option<f64>,
+    visit_weight: Option<f64>,
+    dwell_weight: Option<f64>,
+    dwell_half_secs: Option<f64>,
+    like_weight: Option<f64>,
+    dislike_weight: Option<f64>,
+    damping: Option<f64>,
+    iterations: Option<i64>,
+    lighthouse_threshold: Option<f64>,
+    lighthouse_window: Option<i64>,
+    lighthouse_min_hits: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -453,6 +484,7 @@ const SECTIONS: &[&str] = &[
     "feeds",
     "listings",
     "stories",
+    "discovery",
 ];
 
 impl RawConfig {
@@ -490,6 +522,7 @@ impl RawConfig {
                 "feeds" => raw.feeds = array_of_tables(&name, value, p),
                 "listings" => raw.listings = array_of_tables(&name, value, p),
                 "stories" => raw.stories = section(&name, value, p),
+                "discovery" => raw.discovery = section(&name, value, p),
                 _ => problems.push(Problem {
                     message: format!("unknown table; expected one of {}", SECTIONS.join(", ")),
                     key: name,
@@ -689,6 +722,7 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
     let feeds = validate_feeds(&raw.feeds, &mut check);
     let listings = validate_listings(&raw.listings, base_dir, &mut check);
     let stories = validate_stories(&raw.stories, &feeds, &mut check);
+    let discovery = validate_discovery(&raw.discovery, &mut check);
 
     check.finish(Settings {
         runtime,
@@ -702,6 +736,7 @@ pub fn validate(raw: &RawConfig, base_dir: Option<&Path>) -> Result<Settings, Co
         feeds,
         listings,
         stories,
+        discovery,
     })
 }
 
@@ -786,6 +821,109 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
         feeds: names,
         cluster,
         rank,
+    }
+}
+
+fn validate_discovery(raw: &RawDiscovery, check: &mut Check) -> DiscoverySettings {
+    let defaults = HittageParams::default();
+    let mut number = |key: &str,
+                      value: Option<f64>,
+                      default: f64,
+                      range: std::ops::RangeInclusive<f64>| match value {
+        None => default,
+        Some(v) if range.contains(&v) => v,
+        Some(v) => {
+            check.problem(
+                &format!("discovery.{key}"),
+                format!("must lie in {}..={} (got {v})", range.start(), range.end()),
+            );
+            default
+        }
+    };
+    let day = 86_400_000.0;
+    let half_life = number(
+        "half_life_days",
+        raw.half_life_days,
+        defaults.half_life_ms as f64 / day,
+        0.001..=36_500.0,
+    );
+    let mut hittage = HittageParams {
+        half_life_ms: (half_life * day) as i64,
+        visit_weight: number(
+            "visit_weight",
+            raw.visit_weight,
+            defaults.visit_weight,
+            0.0..=100.0,
+        ),
+        dwell_weight: number(
+            "dwell_weight",
+            raw.dwell_weight,
+            defaults.dwell_weight,
+            0.0..=100.0,
+        ),
+        dwell_half_secs: number(
+            "dwell_half_secs",
+            raw.dwell_half_secs,
+            defaults.dwell_half_secs,
+            0.001..=86_400.0,
+        ),
+        like_weight: number(
+            "like_weight",
+            raw.like_weight,
+            defaults.like_weight,
+            0.001..=100.0,
+        ),
+        dislike_weight: number(
+            "dislike_weight",
+            raw.dislike_weight,
+            defaults.dislike_weight,
+            0.001..=100.0,
+        ),
+        damping: number("damping", raw.damping, defaults.damping, 0.0..=0.99),
+        lighthouse_threshold: number(
+            "lighthouse_threshold",
+            raw.lighthouse_threshold,
+            defaults.lighthouse_threshold,
+            0.001..=1.0,
+        ),
+        ..defaults
+    };
+    hittage.iterations = check.int(
+        "discovery.iterations",
+        raw.iterations,
+        defaults.iterations,
+        0..=1000,
+    );
+    hittage.lighthouse_window = check.int(
+        "discovery.lighthouse_window",
+        raw.lighthouse_window,
+        defaults.lighthouse_window,
+        1..=1000,
+    );
+    hittage.lighthouse_min_hits = check.int(
+        "discovery.lighthouse_min_hits",
+        raw.lighthouse_min_hits,
+        defaults.lighthouse_min_hits,
+        1..=1000,
+    );
+    if hittage.lighthouse_min_hits > hittage.lighthouse_window {
+        check.problem(
+            "discovery.lighthouse_min_hits",
+            format!(
+                "must be ≤ discovery.lighthouse_window ({})",
+                hittage.lighthouse_window
+            ),
+        );
+        hittage.lighthouse_min_hits = hittage.lighthouse_window;
+    }
+    DiscoverySettings {
+        generalize_interval: Duration::from_secs(check.int(
+            "discovery.generalize_interval_secs",
+            raw.generalize_interval_secs,
+            60,
+            1..=86_400,
+        )),
+        hittage,
     }
 }
 

@@ -14,15 +14,16 @@ use tracing::{info, warn};
 
 use crate::clusterer::{Clusterer, SharedStories};
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
+use crate::generalizer::{Generalizer, LighthouseBoard};
 use crate::instance::Handle;
 use crate::listing_board::ListingBoard;
-use crate::messages::{Envelope, RecordRunStarted, RecordRunStopped};
+use crate::messages::{
+    Envelope, GeneralizeNow, PagesByHittage, RecordFeedback, RecordRunStarted, RecordRunStopped,
+};
 use crate::on_air_detector::{OnAirDetector, Wiring};
 use crate::page_db::PageDb;
 use crate::pool::{Pool, Route};
-use crate::roles::{
-    Ferret, FerretAdvisor, Filter, FilterAdvisor, Generalizer, Mapmaker, OffAirDetector,
-};
+use crate::roles::{Ferret, FerretAdvisor, Filter, FilterAdvisor, Mapmaker, OffAirDetector};
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
 
@@ -73,6 +74,21 @@ pub struct Boards {
     pub stories: SharedStories,
     /// `[stories]` ranking weights.
     pub rank: ferret::stories::RankWeights,
+    /// Discovery: the feedback intake, the page list and the lighthouses.
+    pub discovery: DiscoveryRoutes,
+}
+
+/// Where the HTTP API sends feedback and asks for pages.
+#[derive(Clone)]
+pub struct DiscoveryRoutes {
+    /// PageDb, to record feedback.
+    pub feedback: Route<RecordFeedback>,
+    /// PageDb, for the pages by hittage.
+    pub pages: Route<PagesByHittage>,
+    /// The Generalizer (instance 0), to recompute after new feedback.
+    pub generalize: Route<GeneralizeNow>,
+    /// The latest lighthouses.
+    pub lighthouses: LighthouseBoard,
 }
 
 /// Opens the store, builds the HTTP client and the feed book, and starts every pool under the
@@ -100,9 +116,21 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         };
         Ok(PageDb::new(store))
     });
+    let lighthouses = LighthouseBoard::default();
     builder
-        .supervise(&pools.generalizer, policy(Role::Generalizer), |_| {
-            Ok(Generalizer)
+        .supervise(&pools.generalizer, policy(Role::Generalizer), {
+            let wiring = crate::generalizer::Wiring {
+                settings: settings.discovery.clone(),
+                board: lighthouses.clone(),
+                load_history: pools.page_db.route(),
+                load_feedback: pools.page_db.route(),
+                load_links: pools.page_db.route(),
+                record: pools.page_db.route(),
+                tick: pools.generalizer.route(),
+                history: pools.generalizer.route(),
+                input: pools.generalizer.route(),
+            };
+            move |_| Ok(Generalizer::new(wiring.clone()))
         })
         .supervise(&pools.clusterer, policy(Role::Clusterer), {
             let wiring = crate::clusterer::Wiring {
@@ -157,6 +185,12 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         .restart_log(pools.page_db.route());
     let runtime = builder.start()?;
     let rank = settings.stories.rank;
+    let discovery = DiscoveryRoutes {
+        feedback: pools.page_db.route(),
+        pages: pools.page_db.route(),
+        generalize: pools.generalizer.route(),
+        lighthouses,
+    };
     Ok((
         runtime,
         pools,
@@ -165,6 +199,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
             listings,
             stories,
             rank,
+            discovery,
         },
     ))
 }

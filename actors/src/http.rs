@@ -8,6 +8,9 @@
 //! | `GET /api/listings` | every `[[listings]]` entry: reads, events, and what it has on air |
 //! | `GET /api/listings/{name}/onair` | the broadcasts the listing has on air now, newest first |
 //! | `GET /api/stories?limit=N` | the stories, ranked, each with its events and items (default 50) |
+//! | `POST /api/feedback` | `{"url", "kind": "visit"\|"dwell"\|"like"\|"dislike", "seconds"?, "at"?}` (`seconds` for a dwell only; `at` RFC 3339, default now) → 202 with the stored event, or 400 `{"error"}` |
+//! | `GET /api/pages?sort=hittage&limit=N` | pages by hittage in the latest computation, highest first ([`PageHittage`](crate::storage::PageHittage); default 50) |
+//! | `GET /api/lighthouses` | the latest lighthouses: `{"computation", "lighthouses": [[url, hittage], …]}`, or `null` before the first computation |
 //! | `GET /api/events` | server-sent events: one `data:` line per On Air / Off Air, as in the events file |
 //! | `GET /api/actors` | `[{"role","instance","restarts","handled"}, …]`, every running instance |
 //! | `POST /api/actors/{role}/{instance}/ping` | the instance's [`InstanceInfo`](crate::messages::InstanceInfo) |
@@ -21,7 +24,10 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 
+use ferret::discovery::hittage::{Feedback, FeedbackKind};
+
 use crate::daemon::Boards;
+use crate::messages::{Envelope, GeneralizeNow, PagesByHittage, RecordFeedback};
 use crate::supervisor::Runtime;
 
 struct ApiState {
@@ -57,6 +63,9 @@ pub fn serve(
             .route("/api/listings/{name}/onair", web::get().to(on_air))
             .route("/api/events", web::get().to(events))
             .route("/api/stories", web::get().to(stories))
+            .route("/api/feedback", web::post().to(feedback))
+            .route("/api/pages", web::get().to(pages))
+            .route("/api/lighthouses", web::get().to(lighthouses))
             .route("/api/actors/{role}/{instance}/ping", web::post().to(ping));
         if fault_injection {
             app = app.route("/api/actors/{role}/{instance}/panic", web::post().to(panic));
@@ -124,6 +133,81 @@ async fn stories(state: web::Data<ApiState>, query: web::Query<StoriesQuery>) ->
         .unwrap_or_else(|e| e.into_inner());
     let ranked = book.ranked(now, &state.boards.rank, &ferret::stories::NoInterest, limit);
     HttpResponse::Ok().json(ranked)
+}
+
+/// The body of `POST /api/feedback`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FeedbackBody {
+    url: String,
+    kind: String,
+    seconds: Option<f64>,
+    at: Option<String>,
+}
+
+/// Checks a feedback body and makes the event (`at` defaults to `now`).
+fn feedback_event(body: &[u8], now: i64) -> Result<Feedback, String> {
+    let body: FeedbackBody =
+        serde_json::from_slice(body).map_err(|err| format!("bad feedback JSON: {err}"))?;
+    let kind: FeedbackKind = body.kind.parse().map_err(|err| format!("kind: {err}"))?;
+    let at_ms = match &body.at {
+        None => now,
+        Some(at) => chrono::DateTime::parse_from_rfc3339(at)
+            .map_err(|err| format!("at: `{at}` is not an RFC 3339 time ({err})"))?
+            .timestamp_millis(),
+    };
+    Feedback::new(&body.url, kind, body.seconds, at_ms).map_err(|err| err.to_string())
+}
+
+async fn feedback(state: web::Data<ApiState>, body: web::Bytes) -> HttpResponse {
+    let routes = &state.boards.discovery;
+    let event = match feedback_event(&body, crate::supervisor::unix_millis()) {
+        Ok(event) => event,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
+    };
+    let record = RecordFeedback {
+        events: vec![event],
+    };
+    match routes.feedback.send(Envelope::new(record)).await {
+        Ok(Ok(mut stored)) => {
+            // Instance 0 computes; a nudge that finds it busy makes one more computation.
+            let _ = routes
+                .generalize
+                .do_send_to(0, Envelope::new(GeneralizeNow));
+            HttpResponse::Accepted().json(stored.pop())
+        }
+        Ok(Err(err)) => error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string()),
+        Err(err) => error(StatusCode::SERVICE_UNAVAILABLE, err.to_string()),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct PagesQuery {
+    sort: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn pages(state: web::Data<ApiState>, query: web::Query<PagesQuery>) -> HttpResponse {
+    if let Some(sort) = query.sort.as_deref().filter(|&sort| sort != "hittage") {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("unknown sort `{sort}`; expected hittage"),
+        );
+    }
+    let limit = query.limit.unwrap_or(50).min(1_000);
+    let ask = Envelope::new(PagesByHittage { limit });
+    match state.boards.discovery.pages.send(ask).await {
+        Ok(Ok(pages)) => HttpResponse::Ok().json(pages),
+        Ok(Err(err)) => error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string()),
+        Err(err) => error(StatusCode::SERVICE_UNAVAILABLE, err.to_string()),
+    }
+}
+
+async fn lighthouses(state: web::Data<ApiState>) -> HttpResponse {
+    let latest = state.boards.discovery.lighthouses.latest();
+    HttpResponse::Ok().json(latest.map(
+        |latest| json!({ "computation": latest.computation, "lighthouses": latest.lighthouses }),
+    ))
 }
 
 /// Server-sent events from now on. A reader too slow for the backlog is told how many it

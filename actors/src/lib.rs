@@ -14,7 +14,7 @@
 //! - [`supervisor`]: the `SystemSupervisor` (one_for_one restarts, policies, restart
 //!   intensity, orderly shutdown) and the [`supervisor::Runtime`] handle.
 //! - [`daemon`]: wires the roles, the store and the HTTP server into the running daemon.
-//! - [`page_db`], [`feed_fetcher`], [`roles`]: the roles.
+//! - [`page_db`], [`feed_fetcher`], [`generalizer`], [`roles`]: the roles.
 //! - [`feed_book`]: the state of every feed source, shared by the FeedFetcher pool.
 //! - [`http_client`]: the one HTTP client feeds are fetched through.
 //! - [`storage`]: SQLite (WAL, versioned migrations).
@@ -33,6 +33,8 @@ pub mod discover_bench;
 mod event_sink;
 pub mod feed_book;
 pub mod feed_fetcher;
+pub mod feedback_cmd;
+pub mod generalizer;
 pub mod http;
 pub mod http_client;
 pub mod instance;

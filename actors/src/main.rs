@@ -9,7 +9,8 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use ferret::config::{LogFormat, Settings};
 use ferret_actors::{
-    bench, cluster_bench, cluster_cmd, daemon, discover_bench, onair_bench, sim_listing, telemetry,
+    bench, cluster_bench, cluster_cmd, daemon, discover_bench, feedback_cmd, onair_bench,
+    sim_listing, telemetry,
 };
 
 /// ferret watches feeds and the web for you: live listings going on and off air, news
@@ -42,6 +43,16 @@ enum Command {
     /// Cluster a JSON-lines stream of news items into events and stories; with --eval, score
     /// the stories against the items' `cluster` labels.
     Cluster(cluster_cmd::ClusterArgs),
+    /// Like pages: record a like for each URL in the store the config names (with or
+    /// without a daemon running).
+    Like(feedback_cmd::LikeArgs),
+    /// Record one feedback event (a visit, a dwell with its seconds, a like or a dislike) in
+    /// the store the config names.
+    Feedback(feedback_cmd::FeedbackArgs),
+    /// Import likes from a browser's bookmarks export or a list of URLs; bad entries are
+    /// reported (with line numbers in a list) and the rest imported; exit 1 if any was
+    /// skipped.
+    ImportLikes(feedback_cmd::ImportLikesArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -114,6 +125,15 @@ fn main() -> ExitCode {
         }
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
+        Some(Command::Like(args)) => {
+            load_settings(&args.config.config).and_then(|s| feedback_cmd::like(&s, &args))
+        }
+        Some(Command::Feedback(args)) => {
+            load_settings(&args.config.config).and_then(|s| feedback_cmd::feedback(&s, &args))
+        }
+        Some(Command::ImportLikes(args)) => {
+            load_settings(&args.config.config).and_then(|s| feedback_cmd::import_likes(&s, &args))
+        }
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -4,14 +4,19 @@
 //! message whose handler sent it, so that any output can be traced back through the chain of
 //! messages that caused it. Each message says who sends it and what its reply means.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use actix::{Message, Recipient};
+use ferret::discovery::hittage::Feedback;
 use ferret::fetch::FetchError;
 use serde::Serialize;
 
-use crate::storage::{Detection, ListingState, StoreError};
+use crate::storage::{
+    Detection, FingerprintPool, FingerprintUpdate, HittageComputation, ListingState, PageHittage,
+    PageRecord, Representative, StoreError, StoredFeedback, StoredFingerprint,
+};
 
 /// The id of one message, unique within the process. Ids start at 1; `0` in logs means "no
 /// parent": the message was caused by something outside the actor system (an HTTP request, a
@@ -188,6 +193,196 @@ pub struct RecordNewsItems {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Vec<ferret::stories::NewsItem>, StoreError>")]
 pub struct LoadNewsItems;
+
+// PageDb, discovery: pages and links, feedback, hittage, fingerprints, representatives (the
+// store's methods of the same names say exactly what each does).
+
+/// Stores pages with their links in one transaction (new or replacing, link targets kept as
+/// placeholders). Sent by the Mapmaker (accepted pages) and the Ferret (the fetched-page
+/// cache); the reply is the pages' ids, in order.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<i64>, StoreError>")]
+pub struct UpsertPages {
+    /// The pages.
+    pub pages: Vec<PageRecord>,
+}
+
+/// Asks for the URLs of pages fetched at or after a time. Sent by a crawler when it starts, so
+/// that it does not fetch them again; the reply lists them, oldest fetch first.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<String>, StoreError>")]
+pub struct FetchedSince {
+    /// Unix ms.
+    pub at_ms: i64,
+}
+
+/// Records feedback events (already validated). Sent by the HTTP API (`POST /api/feedback`);
+/// the reply is the events with their ids.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<StoredFeedback>, StoreError>")]
+pub struct RecordFeedback {
+    /// The events.
+    pub events: Vec<Feedback>,
+}
+
+/// Asks for every feedback event, oldest first. Sent by the Generalizer before each
+/// computation.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<Feedback>, StoreError>")]
+pub struct LoadFeedback;
+
+/// Asks for the link graph as sorted `(from, to)` URL pairs. Sent by the Generalizer before
+/// each computation.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<(String, String)>, StoreError>")]
+pub struct LoadLinks;
+
+/// Records one computation of the Generalizer and forgets all but the `keep` latest. Sent by
+/// the Generalizer after each computation; the reply is the store's outcome.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct RecordHittage {
+    /// The computation's number.
+    pub computation: u64,
+    /// When it ran (Unix ms).
+    pub at_ms: i64,
+    /// Each page's hittage.
+    pub hittage: HashMap<String, f64>,
+    /// The lighthouses, with their hittage.
+    pub lighthouses: Vec<(String, f64)>,
+    /// How many computations to keep.
+    pub keep: usize,
+}
+
+/// Asks for the `last` latest computations of the Generalizer, oldest first. Sent by the
+/// Generalizer when it starts (also after a restart) to resume its lighthouse memory.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<HittageComputation>, StoreError>")]
+pub struct LoadHittageHistory {
+    /// How many.
+    pub last: usize,
+}
+
+/// Asks for up to `limit` pages, highest hittage (latest computation) first. Sent by the HTTP
+/// API (`GET /api/pages?sort=hittage`).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<PageHittage>, StoreError>")]
+pub struct PagesByHittage {
+    /// The most pages in the reply.
+    pub limit: usize,
+}
+
+/// Adds fingerprints to a pool. Sent by the FerretAdvisor and the FilterAdvisor; the reply is
+/// their ids, in order.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<i64>, StoreError>")]
+pub struct SaveFingerprints {
+    /// The pool.
+    pub pool: FingerprintPool,
+    /// Their bodies, JSON.
+    pub bodies: Vec<String>,
+    /// When they were made (Unix ms).
+    pub at_ms: i64,
+}
+
+/// Asks for a pool's fingerprints, in id order. Sent by the advisors, Ferrets and Filters when
+/// they start.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<StoredFingerprint>, StoreError>")]
+pub struct LoadFingerprints {
+    /// The pool.
+    pub pool: FingerprintPool,
+    /// Include flushed ones.
+    pub include_flushed: bool,
+}
+
+/// Updates fingerprints' records (counts added, reliability, flush). Sent by Ferrets, Filters
+/// and the advisors; the reply is the store's outcome.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct UpdateFingerprints {
+    /// The updates.
+    pub updates: Vec<FingerprintUpdate>,
+}
+
+/// Records that pages were chosen as representatives. Sent by the FerretAdvisor; the reply is
+/// the store's outcome.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct RecordRepresentatives {
+    /// The pages' URLs.
+    pub urls: Vec<String>,
+    /// When (Unix ms).
+    pub at_ms: i64,
+}
+
+/// Asks for every page's record as a representative, by URL. Sent by the FerretAdvisor when it
+/// starts.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<Representative>, StoreError>")]
+pub struct LoadRepresentatives;
+
+// ---------------------------------------------------------------------------------------
+// Generalizer: hittage and lighthouses from the user's feedback and the link graph.
+
+/// Recompute hittage now. Sent by the Generalizer to itself on its interval, and by the HTTP
+/// API after it recorded feedback. A request while a computation runs makes one more follow.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct GeneralizeNow;
+
+/// The stored computations arrived: the Generalizer resumes its lighthouse memory from them.
+/// Sent by the Generalizer to itself when the [`LoadHittageHistory`] it sent at start-up is
+/// answered.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct HittageHistoryLoaded {
+    /// The computations, oldest first, or why they could not be loaded (the instance starts
+    /// with no memory and says so).
+    pub history: Result<Vec<HittageComputation>, String>,
+}
+
+/// The input of one computation arrived. Sent by the Generalizer to itself when its
+/// [`LoadFeedback`] and [`LoadLinks`] are answered.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct GeneralizerInput {
+    /// The feedback and the links, or why they could not be loaded.
+    pub input: Result<GeneralizerData, String>,
+}
+
+/// What one computation of the Generalizer reads.
+#[derive(Debug)]
+pub struct GeneralizerData {
+    /// Every feedback event, oldest first.
+    pub feedback: Vec<Feedback>,
+    /// The link graph, `(from, to)` URL pairs.
+    pub links: Vec<(String, String)>,
+}
+
+/// Subscribes to the lighthouses. Sent by the roles that start from lighthouses (the
+/// FerretAdvisor, the FilterAdvisor) at start-up; the subscriber gets the latest lighthouses
+/// at once if there are any, then every change. Subscriptions outlive Generalizer restarts; a
+/// subscriber whose mailbox closed is dropped at the next change.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SubscribeLighthouses {
+    /// Where the changes go.
+    pub subscriber: Recipient<Envelope<LighthousesChanged>>,
+}
+
+/// The lighthouses changed. Sent by the Generalizer to its subscribers after a computation
+/// whose lighthouses differ from the last ones published (other pages, another order, or a
+/// hittage moved by [`LIGHTHOUSE_TOLERANCE`](ferret::discovery::hittage::LIGHTHOUSE_TOLERANCE)
+/// or more), and after its first computation.
+#[derive(Debug, Clone, PartialEq, Message)]
+#[rtype(result = "()")]
+pub struct LighthousesChanged {
+    /// The lighthouses with their hittage, highest first, then by URL.
+    pub lighthouses: Vec<(String, f64)>,
+    /// The computation they come from.
+    pub computation: u64,
+}
 
 // ---------------------------------------------------------------------------------------
 // Clusterer: files news items into events and stories.

@@ -10,11 +10,14 @@ use crate::messages::{
 };
 use crate::storage::{ListingState, Store, StoreError};
 
+mod discovery;
+
 /// Owns the SQLite store; every other role writes through messages to it.
 ///
 /// Today it keeps the daemon's own records (runs and restarts) and the live listings' on-air
-/// buffers and event journals. Pages, links, feedback, hittage and fingerprints arrive with
-/// the discovery issue (#6), stories with the stories issue (#5).
+/// buffers and event journals, the news items filed into stories, and for discovery the
+/// pages and links, feedback, hittage, fingerprints and representatives (handlers in
+/// `page_db/discovery.rs`).
 pub struct PageDb {
     store: Store,
 }

@@ -28,8 +28,6 @@ awaiting_behaviour! {
     /// read budget on both, and the reads that prove an Off Air are the same pages that show
     /// On Airs, so splitting them over two actors would only add a hop per page.
     OffAirDetector => Role::OffAirDetector;
-    /// Computes hittage from the user's behaviour. Behaviour: the discovery issue (#6).
-    Generalizer => Role::Generalizer;
     /// Builds ferret fingerprints from lighthouse groups. Behaviour: the discovery issue (#6).
     FerretAdvisor => Role::FerretAdvisor;
     /// Builds filter fingerprints per lighthouse. Behaviour: the discovery issue (#6).

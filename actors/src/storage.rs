@@ -1,7 +1,9 @@
 //! The embedded store: SQLite through rusqlite, in WAL mode, with versioned migrations.
 //!
-//! Only the PageDb actor opens it for writing (one writer; others go through messages). The
-//! schema grows by appending migrations to [`MIGRATIONS`]; the applied version lives in
+//! Inside the daemon only the PageDb actor opens it (one writer; other roles go through
+//! messages). The feedback commands (`ferret like`, `ferret feedback`, `ferret import-likes`)
+//! open it too, with or without a daemon running: WAL lets them write beside it, and the busy
+//! timeout makes a writer wait for the other's transaction. The schema grows by appending migrations to [`MIGRATIONS`]; the applied version lives in
 //! SQLite's `user_version`, so an older binary refuses a newer database instead of corrupting
 //! it.
 
@@ -14,6 +16,13 @@ use ferret::listing::{BookEntry, Event, EventKind, Listed};
 use ferret::stories::NewsItem;
 use rusqlite::{params, Connection};
 use rusqlite_migration::{Migrations, M};
+
+mod discovery;
+
+pub use discovery::{
+    FingerprintPool, FingerprintUpdate, HittageComputation, PageHittage, PageRecord,
+    Representative, StoredFeedback, StoredFingerprint,
+};
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +116,67 @@ const MIGRATIONS: &[M<'static>] = &[
             UNIQUE (source, id)
         );
         CREATE INDEX news_items_by_time ON news_items (published_ms);",
+    ),
+    // 4: discovery: the page map (pages and links, placeholders for link targets not yet
+    // fetched), the user's feedback, the Generalizer's hittage computations (the last few),
+    // the fingerprint pools and the representatives' history.
+    M::up(
+        "CREATE TABLE pages (
+            id                  INTEGER PRIMARY KEY,
+            url                 TEXT    NOT NULL UNIQUE,
+            canonical_url       TEXT,
+            title               TEXT,
+            lang                TEXT,
+            size                INTEGER,
+            -- NULL for a placeholder: a link target not fetched yet.
+            fetched_at_ms       INTEGER,
+            attributes          TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(attributes)),
+            accepted            INTEGER NOT NULL DEFAULT 0,
+            approved_by_filter  TEXT
+        );
+        CREATE INDEX pages_by_fetch ON pages (fetched_at_ms) WHERE fetched_at_ms IS NOT NULL;
+        CREATE TABLE links (
+            from_id  INTEGER NOT NULL REFERENCES pages (id) ON DELETE CASCADE,
+            to_id    INTEGER NOT NULL REFERENCES pages (id) ON DELETE CASCADE,
+            PRIMARY KEY (from_id, to_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX links_by_target ON links (to_id);
+        CREATE TABLE feedback (
+            id       INTEGER PRIMARY KEY,
+            url      TEXT    NOT NULL,
+            kind     TEXT    NOT NULL CHECK (kind IN ('visit', 'dwell', 'like', 'dislike')),
+            seconds  REAL,
+            at_ms    INTEGER NOT NULL
+        );
+        CREATE INDEX feedback_by_url ON feedback (url);
+        CREATE TABLE hittage_computations (
+            computation  INTEGER PRIMARY KEY,
+            at_ms        INTEGER NOT NULL
+        );
+        CREATE TABLE hittage (
+            computation  INTEGER NOT NULL
+                         REFERENCES hittage_computations (computation) ON DELETE CASCADE,
+            url          TEXT    NOT NULL,
+            value        REAL    NOT NULL,
+            lighthouse   INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (computation, url)
+        ) WITHOUT ROWID;
+        CREATE TABLE fingerprints (
+            id             INTEGER PRIMARY KEY,
+            pool           TEXT    NOT NULL CHECK (pool IN ('ferret', 'filter')),
+            body           TEXT    NOT NULL CHECK (json_valid(body)),
+            created_at_ms  INTEGER NOT NULL,
+            fetched        INTEGER NOT NULL DEFAULT 0,
+            approved       INTEGER NOT NULL DEFAULT 0,
+            reliability    REAL    NOT NULL DEFAULT 1.0,
+            flushed_at_ms  INTEGER
+        );
+        CREATE INDEX fingerprints_live ON fingerprints (pool) WHERE flushed_at_ms IS NULL;
+        CREATE TABLE representatives (
+            url           TEXT    PRIMARY KEY,
+            times_chosen  INTEGER NOT NULL,
+            last_at_ms    INTEGER NOT NULL
+        ) WITHOUT ROWID;",
     ),
 ];
 

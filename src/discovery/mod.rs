@@ -5,7 +5,8 @@
 //!
 //! - [`hittage`] (the Generalizer): how strongly the user likes each page, from visits, dwell
 //!   time, likes and dislikes, decayed with time and propagated over links; lighthouses are the
-//!   pages whose hittage stays high.
+//!   pages whose hittage stays high. [`bookmarks`] reads the pages a user likes from a
+//!   browser's bookmarks export or a list of URLs.
 //! - [`advisor`] (the FerretAdvisor): groups pages by nearest lighthouse, ranks representatives
 //!   and turns their distinctive [`features`] into ferret fingerprints; flushes exhausted ones.
 //! - [`filter`] (the FilterAdvisor and the Filter): per lighthouse, a vector of features with a
@@ -21,6 +22,7 @@
 //! randomness from a seed.
 
 pub mod advisor;
+pub mod bookmarks;
 pub mod engine;
 pub mod features;
 pub mod filter;

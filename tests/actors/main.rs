@@ -7,9 +7,13 @@ mod support;
 mod daemon;
 // The FeedFetcher against local HTTP servers: conditional GET, retries, limits, failures.
 mod feed_fetcher;
+// The Generalizer with a real PageDb: computing, publishing lighthouses, resuming.
+mod generalizer;
 // Restarts, routing around dead instances, policies and restart intensity.
 mod supervision;
 // SQLite store: migrations, WAL, durability across reopen.
 mod storage;
+// The discovery tables: pages, links, feedback, hittage, fingerprints, representatives.
+mod storage_discovery;
 // Spans of handled messages and their parent links.
 mod traces;

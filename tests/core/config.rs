@@ -355,3 +355,41 @@ half_life_hours = 2
     assert_eq!(ok.stories.cluster.event_threshold, 0.4);
     assert_eq!(ok.stories.rank.half_life, 2 * 3_600_000);
 }
+
+#[test]
+fn discovery_keys_are_read_and_checked() {
+    // The shipped [discovery] states the defaults.
+    let text = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
+    let shipped = Settings::from_toml(&text, Some(repo_root())).unwrap();
+    assert_eq!(shipped.discovery, Settings::defaults().discovery);
+
+    let settings = Settings::from_toml(
+        "[discovery]\ngeneralize_interval_secs = 5\nhalf_life_days = 0.5\ndamping = 0.25\nlighthouse_window = 4\nlighthouse_min_hits = 4\n",
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        settings.discovery.generalize_interval,
+        Duration::from_secs(5)
+    );
+    assert_eq!(settings.discovery.hittage.half_life_ms, 43_200_000);
+    assert_eq!(settings.discovery.hittage.damping, 0.25);
+    assert_eq!(settings.discovery.hittage.lighthouse_min_hits, 4);
+
+    let err = Settings::from_toml(
+        "[discovery]\ndamping = 1.0\nlike_weight = 0\nlighthouse_window = 2\nlighthouse_min_hits = 3\nbogus = 1\n",
+        None,
+    )
+    .unwrap_err();
+    let keys: Vec<&str> = err.problems.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "discovery.bogus",
+            "discovery.like_weight",
+            "discovery.damping",
+            "discovery.lighthouse_min_hits"
+        ],
+        "{err}"
+    );
+}

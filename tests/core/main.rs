@@ -6,6 +6,8 @@ mod config;
 mod feed;
 // The live-listing detector: proof rule, book, scripted ferret runs, simulator and scorer.
 mod listing;
+// Discovery: hittage, lighthouses and feedback.
+mod discovery_hittage;
 // The stories core: metrics, shingles, text pipeline, determinism.
 mod stories;
 // The crawler's craft: URLs, pages, robots.txt, the frontier.

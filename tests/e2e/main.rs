@@ -16,6 +16,8 @@ mod feeds;
 mod sim_listing;
 // `ferret run` with [stories] on a local news feed.
 mod stories;
+// Discovery's intake: POST /api/feedback, the feedback commands, /api/pages by hittage.
+mod discovery;
 // `ferret run` with [[listings]] on `ferret sim-listing`, scored against its ground truth.
 mod listing;
 

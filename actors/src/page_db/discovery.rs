@@ -1,0 +1,60 @@
+//! PageDb's handlers for discovery: each hands its message to the store method of the same
+//! name and replies with the outcome; a failure is also counted as a handler error.
+
+use ferret::discovery::hittage::Feedback;
+
+use super::PageDb;
+use crate::instance::{Cx, Handle};
+use crate::messages::{
+    FetchedSince, LoadFeedback, LoadFingerprints, LoadHittageHistory, LoadLinks,
+    LoadRepresentatives, PagesByHittage, RecordFeedback, RecordHittage, RecordRepresentatives,
+    SaveFingerprints, UpdateFingerprints, UpsertPages,
+};
+use crate::storage::{
+    HittageComputation, PageHittage, Representative, StoreError, StoredFeedback, StoredFingerprint,
+};
+
+/// `impl Handle<Message> for PageDb` replying `Result<Reply, StoreError>` from `body`, with
+/// `store` and `msg` bound; a failure is counted.
+macro_rules! store_handlers {
+    ($($msg:ty => $reply:ty, |$store:ident, $m:pat_param| $body:expr;)*) => {$(
+        impl Handle<$msg> for PageDb {
+            type Reply = Result<$reply, StoreError>;
+
+            fn handle(&mut self, $m: $msg, cx: &mut Cx<'_, Self>) -> Self::Reply {
+                let $store = &mut self.store;
+                let result = $body;
+                if let Err(err) = &result {
+                    cx.record_error(err);
+                }
+                result
+            }
+        }
+    )*};
+}
+
+store_handlers! {
+    UpsertPages => Vec<i64>, |store, msg| store.upsert_pages(&msg.pages);
+    FetchedSince => Vec<String>, |store, msg| store.fetched_since(msg.at_ms);
+    RecordFeedback => Vec<StoredFeedback>, |store, msg| store.record_feedback(&msg.events);
+    LoadFeedback => Vec<Feedback>, |store, _| store.load_feedback();
+    LoadLinks => Vec<(String, String)>, |store, _| store.load_links();
+    RecordHittage => (), |store, msg| store.record_hittage(
+        msg.computation,
+        msg.at_ms,
+        &msg.hittage,
+        &msg.lighthouses,
+        msg.keep,
+    );
+    LoadHittageHistory => Vec<HittageComputation>, |store, msg| store.hittage_history(msg.last);
+    PagesByHittage => Vec<PageHittage>, |store, msg| store.pages_by_hittage(msg.limit);
+    SaveFingerprints => Vec<i64>, |store, msg| {
+        store.save_fingerprints(msg.pool, &msg.bodies, msg.at_ms)
+    };
+    LoadFingerprints => Vec<StoredFingerprint>, |store, msg| {
+        store.load_fingerprints(msg.pool, msg.include_flushed)
+    };
+    UpdateFingerprints => (), |store, msg| store.update_fingerprints(&msg.updates);
+    RecordRepresentatives => (), |store, msg| store.record_representatives(&msg.urls, msg.at_ms);
+    LoadRepresentatives => Vec<Representative>, |store, _| store.load_representatives();
+}

@@ -1,0 +1,573 @@
+//! The discovery part of the store (migration 4): pages and links, feedback, hittage
+//! computations, fingerprints and representatives.
+//!
+//! Pages are keyed by URL; a link to a page not stored yet creates a placeholder row (no
+//! fetch time), so the link graph covers pages the crawler has not reached. Fingerprint bodies
+//! and page attributes are JSON text the store keeps without reading (SQLite checks only that
+//! it is JSON).
+
+use std::collections::{HashMap, HashSet};
+
+use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use rusqlite::{params, OptionalExtension as _, Transaction};
+use serde::{Deserialize, Serialize};
+
+use super::{Store, StoreError};
+
+/// A page to store, with the URLs it links to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    /// The page's URL (its key).
+    pub url: String,
+    /// The URL it names as canonical, if any.
+    pub canonical_url: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its language code.
+    pub lang: Option<String>,
+    /// Its size in bytes.
+    pub size: Option<u64>,
+    /// When it was fetched (Unix ms); `None` for a page known only as a link target.
+    pub fetched_at_ms: Option<i64>,
+    /// Its attributes, a JSON document (`{}` if none).
+    pub attributes: String,
+    /// Whether the filters accepted it into the map.
+    pub accepted: bool,
+    /// The filter that approved it, if any, so that feedback can be traced back to it.
+    pub approved_by_filter: Option<String>,
+    /// The URLs it links to (self-links and repeats are ignored).
+    pub links: Vec<String>,
+}
+
+impl PageRecord {
+    /// A page with only its URL: every other field empty.
+    pub fn new(url: impl Into<String>) -> PageRecord {
+        PageRecord {
+            url: url.into(),
+            canonical_url: None,
+            title: None,
+            lang: None,
+            size: None,
+            fetched_at_ms: None,
+            attributes: "{}".to_string(),
+            accepted: false,
+            approved_by_filter: None,
+            links: Vec::new(),
+        }
+    }
+}
+
+/// A feedback event as stored, with its id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredFeedback {
+    /// The event's id in the store.
+    pub id: i64,
+    /// The event.
+    #[serde(flatten)]
+    pub feedback: Feedback,
+}
+
+/// One computation of the Generalizer as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HittageComputation {
+    /// Its number (increasing).
+    pub computation: u64,
+    /// When it ran (Unix ms).
+    pub at_ms: i64,
+    /// Each page's hittage.
+    pub hittage: HashMap<String, f64>,
+    /// The lighthouses, highest hittage first, then by URL.
+    pub lighthouses: Vec<(String, f64)>,
+}
+
+/// A row of the page list ([`Store::pages_by_hittage`], `GET /api/pages`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageHittage {
+    /// The page's URL.
+    pub url: String,
+    /// Its title, once fetched.
+    pub title: Option<String>,
+    /// Its hittage in the latest computation (0 if it had none).
+    pub hittage: f64,
+    /// Whether it is a lighthouse in the latest computation.
+    pub lighthouse: bool,
+    /// Whether the filters accepted it into the map.
+    pub accepted: bool,
+    /// When it was fetched (Unix ms); `None` if never.
+    pub fetched_at_ms: Option<i64>,
+}
+
+/// The two fingerprint pools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FingerprintPool {
+    /// Ferret fingerprints (one feature, a representative, a threshold).
+    Ferret,
+    /// Filter fingerprints (a vector of features and thresholds).
+    Filter,
+}
+
+impl FingerprintPool {
+    /// `ferret` or `filter`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FingerprintPool::Ferret => "ferret",
+            FingerprintPool::Filter => "filter",
+        }
+    }
+}
+
+/// A stored fingerprint and its record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredFingerprint {
+    /// Its id in the store.
+    pub id: i64,
+    /// Its pool.
+    pub pool: FingerprintPool,
+    /// Its body: JSON the advisors wrote.
+    pub body: String,
+    /// When it was made (Unix ms).
+    pub created_at_ms: i64,
+    /// Pages fetched with it.
+    pub fetched: u64,
+    /// Of those, pages finally approved.
+    pub approved: u64,
+    /// Its reliability (filters), 1.0 when made.
+    pub reliability: f64,
+    /// When it was flushed (Unix ms); `None` while in use.
+    pub flushed_at_ms: Option<i64>,
+}
+
+/// A change to a stored fingerprint's record.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FingerprintUpdate {
+    /// The fingerprint's id.
+    pub id: i64,
+    /// Pages fetched with it since the last update (added).
+    pub fetched: u64,
+    /// Pages approved since the last update (added).
+    pub approved: u64,
+    /// Its new reliability, if it changed.
+    pub reliability: Option<f64>,
+    /// Set to flush it at this time (Unix ms).
+    pub flushed_at_ms: Option<i64>,
+}
+
+/// A page's record as a representative.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Representative {
+    /// The page's URL.
+    pub url: String,
+    /// How many times it was chosen.
+    pub times_chosen: u64,
+    /// When it was last chosen (Unix ms).
+    pub last_at_ms: i64,
+}
+
+/// The id of the page at `url`, created as a placeholder if it is not stored.
+fn page_id(tx: &Transaction<'_>, url: &str) -> Result<i64, rusqlite::Error> {
+    tx.execute(
+        "INSERT INTO pages (url) VALUES (?1) ON CONFLICT (url) DO NOTHING",
+        [url],
+    )?;
+    tx.query_row("SELECT id FROM pages WHERE url = ?1", [url], |row| {
+        row.get(0)
+    })
+}
+
+impl Store {
+    /// Stores pages (inserting new ones, replacing every field of known ones, placeholders
+    /// included) and replaces each one's outgoing links, in one transaction. Link targets not
+    /// stored yet become placeholders. Returns the pages' ids, in order.
+    pub fn upsert_pages(&mut self, pages: &[PageRecord]) -> Result<Vec<i64>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut ids = Vec::with_capacity(pages.len());
+        for page in pages {
+            let id: i64 = tx.query_row(
+                "INSERT INTO pages (url, canonical_url, title, lang, size, fetched_at_ms,
+                                    attributes, accepted, approved_by_filter)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT (url) DO UPDATE SET
+                    canonical_url = excluded.canonical_url,
+                    title = excluded.title,
+                    lang = excluded.lang,
+                    size = excluded.size,
+                    fetched_at_ms = excluded.fetched_at_ms,
+                    attributes = excluded.attributes,
+                    accepted = excluded.accepted,
+                    approved_by_filter = excluded.approved_by_filter
+                 RETURNING id",
+                params![
+                    page.url,
+                    page.canonical_url,
+                    page.title,
+                    page.lang,
+                    page.size.map(|s| s as i64),
+                    page.fetched_at_ms,
+                    if page.attributes.trim().is_empty() {
+                        "{}"
+                    } else {
+                        &page.attributes
+                    },
+                    page.accepted,
+                    page.approved_by_filter,
+                ],
+                |row| row.get(0),
+            )?;
+            tx.execute("DELETE FROM links WHERE from_id = ?1", [id])?;
+            for target in &page.links {
+                if *target == page.url {
+                    continue;
+                }
+                let to = page_id(&tx, target)?;
+                tx.execute(
+                    "INSERT OR IGNORE INTO links (from_id, to_id) VALUES (?1, ?2)",
+                    [id, to],
+                )?;
+            }
+            ids.push(id);
+        }
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// The stored page at `url` with its links (sorted), or `None`.
+    pub fn load_page(&self, url: &str) -> Result<Option<PageRecord>, StoreError> {
+        let page = self
+            .conn
+            .query_row(
+                "SELECT id, url, canonical_url, title, lang, size, fetched_at_ms, attributes,
+                        accepted, approved_by_filter
+                 FROM pages WHERE url = ?1",
+                [url],
+                |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        PageRecord {
+                            url: row.get(1)?,
+                            canonical_url: row.get(2)?,
+                            title: row.get(3)?,
+                            lang: row.get(4)?,
+                            size: row.get::<_, Option<i64>>(5)?.map(|s| s as u64),
+                            fetched_at_ms: row.get(6)?,
+                            attributes: row.get(7)?,
+                            accepted: row.get(8)?,
+                            approved_by_filter: row.get(9)?,
+                            links: Vec::new(),
+                        },
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((id, mut page)) = page else {
+            return Ok(None);
+        };
+        let mut query = self.conn.prepare(
+            "SELECT p.url FROM links l JOIN pages p ON p.id = l.to_id
+             WHERE l.from_id = ?1 ORDER BY p.url",
+        )?;
+        page.links = query
+            .query_map([id], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(Some(page))
+    }
+
+    /// The URLs of pages fetched at or after `at_ms`, oldest fetch first: what a restarted
+    /// crawler need not fetch again.
+    pub fn fetched_since(&self, at_ms: i64) -> Result<Vec<String>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT url FROM pages WHERE fetched_at_ms >= ?1 ORDER BY fetched_at_ms, url",
+        )?;
+        let urls = query
+            .query_map([at_ms], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(urls)
+    }
+
+    /// The link graph as `(from, to)` URL pairs, sorted.
+    pub fn load_links(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT f.url, t.url FROM links l
+             JOIN pages f ON f.id = l.from_id JOIN pages t ON t.id = l.to_id
+             ORDER BY f.url, t.url",
+        )?;
+        let links = query
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(links)
+    }
+
+    /// Records feedback events (already validated) in one transaction; returns them with
+    /// their ids.
+    pub fn record_feedback(
+        &mut self,
+        events: &[Feedback],
+    ) -> Result<Vec<StoredFeedback>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut stored = Vec::with_capacity(events.len());
+        for event in events {
+            tx.execute(
+                "INSERT INTO feedback (url, kind, seconds, at_ms) VALUES (?1, ?2, ?3, ?4)",
+                params![event.url, event.kind.name(), event.seconds, event.at_ms],
+            )?;
+            stored.push(StoredFeedback {
+                id: tx.last_insert_rowid(),
+                feedback: event.clone(),
+            });
+        }
+        tx.commit()?;
+        Ok(stored)
+    }
+
+    /// Every feedback event, oldest first (ties in recording order).
+    pub fn load_feedback(&self) -> Result<Vec<Feedback>, StoreError> {
+        let mut query = self
+            .conn
+            .prepare("SELECT url, kind, seconds, at_ms FROM feedback ORDER BY at_ms, id")?;
+        let events = query
+            .query_map([], |row| {
+                let kind: String = row.get(1)?;
+                Ok(Feedback {
+                    url: row.get(0)?,
+                    kind: kind.parse::<FeedbackKind>().map_err(|err| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            1,
+                            rusqlite::types::Type::Text,
+                            Box::new(err),
+                        )
+                    })?,
+                    seconds: row.get(2)?,
+                    at_ms: row.get(3)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(events)
+    }
+
+    /// Records computation number `computation` of the Generalizer (replacing one of the same
+    /// number), then keeps only the `keep` latest computations (at least this one).
+    pub fn record_hittage(
+        &mut self,
+        computation: u64,
+        at_ms: i64,
+        hittage: &HashMap<String, f64>,
+        lighthouses: &[(String, f64)],
+        keep: usize,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let number = computation as i64;
+        tx.execute(
+            "DELETE FROM hittage_computations WHERE computation = ?1",
+            [number],
+        )?;
+        tx.execute(
+            "INSERT INTO hittage_computations (computation, at_ms) VALUES (?1, ?2)",
+            [number, at_ms],
+        )?;
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO hittage (computation, url, value, lighthouse)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let lit: HashSet<&str> = lighthouses.iter().map(|(url, _)| url.as_str()).collect();
+            let mut rows: Vec<(&String, &f64)> = hittage.iter().collect();
+            rows.sort_by(|a, b| a.0.cmp(b.0));
+            for (url, value) in rows {
+                let lighthouse = lit.contains(url.as_str());
+                insert.execute(params![number, url, value, lighthouse])?;
+            }
+        }
+        tx.execute(
+            "DELETE FROM hittage_computations WHERE computation NOT IN
+                (SELECT computation FROM hittage_computations
+                 ORDER BY computation DESC LIMIT ?1)",
+            [keep.max(1) as i64],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The `last` latest computations of the Generalizer, oldest first.
+    pub fn hittage_history(&self, last: usize) -> Result<Vec<HittageComputation>, StoreError> {
+        let mut computations = self.conn.prepare(
+            "SELECT computation, at_ms FROM hittage_computations
+             ORDER BY computation DESC LIMIT ?1",
+        )?;
+        let heads: Vec<(i64, i64)> = computations
+            .query_map([last as i64], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut rows = self.conn.prepare(
+            "SELECT url, value, lighthouse FROM hittage WHERE computation = ?1 ORDER BY url",
+        )?;
+        let mut out = Vec::with_capacity(heads.len());
+        for (computation, at_ms) in heads.into_iter().rev() {
+            let mut hittage = HashMap::new();
+            let mut lighthouses = Vec::new();
+            for row in rows.query_map([computation], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, f64>(1)?,
+                    row.get::<_, bool>(2)?,
+                ))
+            })? {
+                let (url, value, lighthouse) = row?;
+                if lighthouse {
+                    lighthouses.push((url.clone(), value));
+                }
+                hittage.insert(url, value);
+            }
+            ferret::discovery::hittage::sort_by_hittage(&mut lighthouses);
+            out.push(HittageComputation {
+                computation: computation as u64,
+                at_ms,
+                hittage,
+                lighthouses,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The latest computation of the Generalizer, if any.
+    pub fn latest_hittage(&self) -> Result<Option<HittageComputation>, StoreError> {
+        Ok(self.hittage_history(1)?.pop())
+    }
+
+    /// Up to `limit` pages, stored or with hittage in the latest computation, highest hittage
+    /// first (pages without any count 0), then by URL.
+    pub fn pages_by_hittage(&self, limit: usize) -> Result<Vec<PageHittage>, StoreError> {
+        let mut query = self.conn.prepare(
+            "WITH latest AS (SELECT max(computation) AS c FROM hittage_computations),
+                  h AS (SELECT url, value, lighthouse FROM hittage, latest
+                        WHERE computation = latest.c),
+                  u AS (SELECT url FROM pages UNION SELECT url FROM h)
+             SELECT u.url, p.title, coalesce(h.value, 0.0), coalesce(h.lighthouse, 0),
+                    coalesce(p.accepted, 0), p.fetched_at_ms
+             FROM u LEFT JOIN pages p ON p.url = u.url LEFT JOIN h ON h.url = u.url
+             ORDER BY 3 DESC, u.url
+             LIMIT ?1",
+        )?;
+        let pages = query
+            .query_map([limit.min(i64::MAX as usize) as i64], |row| {
+                Ok(PageHittage {
+                    url: row.get(0)?,
+                    title: row.get(1)?,
+                    hittage: row.get(2)?,
+                    lighthouse: row.get(3)?,
+                    accepted: row.get(4)?,
+                    fetched_at_ms: row.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(pages)
+    }
+
+    /// Adds fingerprints to `pool`, made at `at_ms`; returns their ids, in order.
+    pub fn save_fingerprints(
+        &mut self,
+        pool: FingerprintPool,
+        bodies: &[String],
+        at_ms: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut ids = Vec::with_capacity(bodies.len());
+        for body in bodies {
+            tx.execute(
+                "INSERT INTO fingerprints (pool, body, created_at_ms) VALUES (?1, ?2, ?3)",
+                params![pool.name(), body, at_ms],
+            )?;
+            ids.push(tx.last_insert_rowid());
+        }
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// The fingerprints of `pool` in id order: those in use, or all of them.
+    pub fn load_fingerprints(
+        &self,
+        pool: FingerprintPool,
+        include_flushed: bool,
+    ) -> Result<Vec<StoredFingerprint>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT id, body, created_at_ms, fetched, approved, reliability, flushed_at_ms
+             FROM fingerprints WHERE pool = ?1 AND (?2 OR flushed_at_ms IS NULL)
+             ORDER BY id",
+        )?;
+        let fingerprints = query
+            .query_map(params![pool.name(), include_flushed], |row| {
+                Ok(StoredFingerprint {
+                    id: row.get(0)?,
+                    pool,
+                    body: row.get(1)?,
+                    created_at_ms: row.get(2)?,
+                    fetched: row.get::<_, i64>(3)? as u64,
+                    approved: row.get::<_, i64>(4)? as u64,
+                    reliability: row.get(5)?,
+                    flushed_at_ms: row.get(6)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(fingerprints)
+    }
+
+    /// Applies fingerprint updates in one transaction: counts added, reliability set, flush
+    /// time set. Unknown ids are ignored.
+    pub fn update_fingerprints(&mut self, updates: &[FingerprintUpdate]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for update in updates {
+            tx.execute(
+                "UPDATE fingerprints SET
+                    fetched = fetched + ?2,
+                    approved = approved + ?3,
+                    reliability = coalesce(?4, reliability),
+                    flushed_at_ms = coalesce(?5, flushed_at_ms)
+                 WHERE id = ?1",
+                params![
+                    update.id,
+                    update.fetched as i64,
+                    update.approved as i64,
+                    update.reliability,
+                    update.flushed_at_ms
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records that `urls` were chosen as representatives at `at_ms`.
+    pub fn record_representatives(
+        &mut self,
+        urls: &[String],
+        at_ms: i64,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for url in urls {
+            tx.execute(
+                "INSERT INTO representatives (url, times_chosen, last_at_ms) VALUES (?1, 1, ?2)
+                 ON CONFLICT (url) DO UPDATE SET
+                    times_chosen = times_chosen + 1,
+                    last_at_ms = max(last_at_ms, excluded.last_at_ms)",
+                params![url, at_ms],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Every page ever chosen as a representative, by URL.
+    pub fn load_representatives(&self) -> Result<Vec<Representative>, StoreError> {
+        let mut query = self
+            .conn
+            .prepare("SELECT url, times_chosen, last_at_ms FROM representatives ORDER BY url")?;
+        let representatives = query
+            .query_map([], |row| {
+                Ok(Representative {
+                    url: row.get(0)?,
+                    times_chosen: row.get::<_, i64>(1)? as u64,
+                    last_at_ms: row.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(representatives)
+    }
+}

@@ -1,0 +1,257 @@
+//! The discovery tables of the store (migration 4): pages and links, feedback, hittage
+//! computations, fingerprints and representatives, all surviving a reopen.
+
+use std::collections::HashMap;
+
+use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use ferret_actors::storage::{
+    FingerprintPool, FingerprintUpdate, PageRecord, Representative, Store,
+};
+
+fn page(url: &str, fetched_at_ms: i64, links: &[&str]) -> PageRecord {
+    PageRecord {
+        title: Some(format!("title of {url}")),
+        fetched_at_ms: Some(fetched_at_ms),
+        size: Some(1234),
+        lang: Some("en".into()),
+        attributes: r#"{"images":3}"#.into(),
+        accepted: true,
+        approved_by_filter: Some("filter-1".into()),
+        links: links.iter().map(|l| l.to_string()).collect(),
+        ..PageRecord::new(url)
+    }
+}
+
+#[test]
+fn pages_and_links_are_stored_in_one_batch_and_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        let ids = store
+            .upsert_pages(&[
+                page("http://a/", 1_000, &["http://b/", "http://c/", "http://a/"]),
+                page("http://b/", 2_000, &["http://c/", "http://c/"]),
+            ])
+            .unwrap();
+        assert_eq!(ids.len(), 2);
+        // C is a placeholder: linked, not fetched.
+        let c = store.load_page("http://c/").unwrap().unwrap();
+        assert_eq!(c.fetched_at_ms, None);
+        assert_eq!(c.attributes, "{}");
+        assert!(!c.accepted);
+        // Fetching C later fills the placeholder in, keeping the links into it.
+        store
+            .upsert_pages(&[page("http://c/", 3_000, &["http://a/"])])
+            .unwrap();
+        // Re-fetching A replaces its links.
+        let again = store
+            .upsert_pages(&[page("http://a/", 4_000, &["http://b/"])])
+            .unwrap();
+        assert_eq!(again[0], ids[0], "a page keeps its id");
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.load_links().unwrap(),
+        [
+            ("http://a/".to_string(), "http://b/".to_string()),
+            ("http://b/".to_string(), "http://c/".to_string()),
+            ("http://c/".to_string(), "http://a/".to_string()),
+        ]
+    );
+    let a = store.load_page("http://a/").unwrap().unwrap();
+    assert_eq!(a.links, ["http://b/"]);
+    assert_eq!(a.size, Some(1234));
+    assert_eq!(a.approved_by_filter.as_deref(), Some("filter-1"));
+    assert_eq!(a.attributes, r#"{"images":3}"#);
+    assert!(store.load_page("http://nowhere/").unwrap().is_none());
+    assert_eq!(
+        store.fetched_since(2_000).unwrap(),
+        ["http://b/", "http://c/", "http://a/"]
+    );
+    assert_eq!(store.fetched_since(3_500).unwrap(), ["http://a/"]);
+}
+
+#[test]
+fn attributes_that_are_not_json_fail_the_whole_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("ferret.db")).unwrap();
+    let bad = PageRecord {
+        attributes: "{not json".into(),
+        ..page("http://b/", 1, &[])
+    };
+    assert!(store
+        .upsert_pages(&[page("http://a/", 1, &["http://x/"]), bad])
+        .is_err());
+    assert!(store.load_page("http://a/").unwrap().is_none());
+    assert!(store.load_links().unwrap().is_empty());
+}
+
+#[test]
+fn feedback_and_hittage_history_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    let events = [
+        Feedback::new("http://b/", FeedbackKind::Dwell, Some(30.0), 2_000).unwrap(),
+        Feedback::new("http://a/", FeedbackKind::Like, None, 1_000).unwrap(),
+        Feedback::new("http://c/", FeedbackKind::Dislike, None, 2_000).unwrap(),
+    ];
+    {
+        let mut store = Store::open(&path).unwrap();
+        let stored = store.record_feedback(&events).unwrap();
+        assert_eq!(stored.len(), 3);
+        assert!(stored[0].id < stored[1].id);
+        store.upsert_pages(&[page("http://a/", 1, &[])]).unwrap();
+        for n in 1..=4u64 {
+            let hittage = HashMap::from([
+                ("http://a/".to_string(), 1.0),
+                ("http://b/".to_string(), 0.1 * n as f64),
+                ("http://c/".to_string(), -1.0),
+            ]);
+            let lighthouses = [("http://a/".to_string(), 1.0)];
+            store
+                .record_hittage(n, 10_000 + n as i64, &hittage, &lighthouses, 3)
+                .unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    // Oldest first, ties in recording order.
+    assert_eq!(
+        store.load_feedback().unwrap(),
+        [events[1].clone(), events[0].clone(), events[2].clone()]
+    );
+    let history = store.hittage_history(10).unwrap();
+    let numbers: Vec<u64> = history.iter().map(|c| c.computation).collect();
+    assert_eq!(numbers, [2, 3, 4], "only the last three are kept");
+    let latest = store.latest_hittage().unwrap().unwrap();
+    assert_eq!(latest.computation, 4);
+    assert_eq!(latest.at_ms, 10_004);
+    assert_eq!(latest.hittage["http://b/"], 0.4);
+    assert_eq!(latest.lighthouses, [("http://a/".to_string(), 1.0)]);
+
+    let pages = store.pages_by_hittage(10).unwrap();
+    let rows: Vec<(&str, f64, bool, bool)> = pages
+        .iter()
+        .map(|p| (p.url.as_str(), p.hittage, p.lighthouse, p.accepted))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("http://a/", 1.0, true, true),
+            ("http://b/", 0.4, false, false),
+            ("http://c/", -1.0, false, false),
+        ]
+    );
+    assert_eq!(pages[0].title.as_deref(), Some("title of http://a/"));
+    assert_eq!(store.pages_by_hittage(1).unwrap().len(), 1);
+}
+
+#[test]
+fn pages_without_hittage_count_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("ferret.db")).unwrap();
+    store
+        .upsert_pages(&[page("http://a/", 1, &["http://b/"])])
+        .unwrap();
+    let pages = store.pages_by_hittage(10).unwrap();
+    assert_eq!(pages.len(), 2);
+    assert!(pages.iter().all(|p| p.hittage == 0.0 && !p.lighthouse));
+    assert!(store.latest_hittage().unwrap().is_none());
+}
+
+#[test]
+fn fingerprints_are_saved_counted_and_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        let ids = store
+            .save_fingerprints(
+                FingerprintPool::Ferret,
+                &[
+                    r#"{"feature":"title"}"#.into(),
+                    r#"{"feature":"lang"}"#.into(),
+                ],
+                100,
+            )
+            .unwrap();
+        let filters = store
+            .save_fingerprints(FingerprintPool::Filter, &["[1,2]".into()], 200)
+            .unwrap();
+        store
+            .update_fingerprints(&[
+                FingerprintUpdate {
+                    id: ids[0],
+                    fetched: 10,
+                    approved: 4,
+                    ..FingerprintUpdate::default()
+                },
+                FingerprintUpdate {
+                    id: ids[0],
+                    fetched: 5,
+                    approved: 1,
+                    ..FingerprintUpdate::default()
+                },
+                FingerprintUpdate {
+                    id: ids[1],
+                    flushed_at_ms: Some(300),
+                    ..FingerprintUpdate::default()
+                },
+                FingerprintUpdate {
+                    id: filters[0],
+                    reliability: Some(0.25),
+                    ..FingerprintUpdate::default()
+                },
+            ])
+            .unwrap();
+        assert!(store
+            .save_fingerprints(FingerprintPool::Ferret, &["not json".into()], 1)
+            .is_err());
+    }
+    let store = Store::open(&path).unwrap();
+    let live = store
+        .load_fingerprints(FingerprintPool::Ferret, false)
+        .unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!((live[0].fetched, live[0].approved), (15, 5));
+    assert_eq!(live[0].body, r#"{"feature":"title"}"#);
+    assert_eq!(live[0].reliability, 1.0);
+    let all = store
+        .load_fingerprints(FingerprintPool::Ferret, true)
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1].flushed_at_ms, Some(300));
+    let filters = store
+        .load_fingerprints(FingerprintPool::Filter, false)
+        .unwrap();
+    assert_eq!(filters.len(), 1);
+    assert_eq!(filters[0].reliability, 0.25);
+    assert_eq!(filters[0].pool, FingerprintPool::Filter);
+}
+
+#[test]
+fn representatives_count_their_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("ferret.db")).unwrap();
+    store
+        .record_representatives(&["http://a/".into(), "http://b/".into()], 100)
+        .unwrap();
+    store
+        .record_representatives(&["http://a/".into()], 200)
+        .unwrap();
+    assert_eq!(
+        store.load_representatives().unwrap(),
+        [
+            Representative {
+                url: "http://a/".into(),
+                times_chosen: 2,
+                last_at_ms: 200
+            },
+            Representative {
+                url: "http://b/".into(),
+                times_chosen: 1,
+                last_at_ms: 100
+            },
+        ]
+    );
+}
