@@ -57,28 +57,44 @@ pub fn run(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
         args.relevant.iter().any(|p| last.starts_with(p.as_str()))
     };
     let crawl = focused(args, dir, &likes)?;
+    let bfs = breadth_first(args, dir, &likes);
+    if std::env::var_os("FERRET_DEBUG").is_some() {
+        for (i, url) in crawl.fetched.iter().enumerate() {
+            eprintln!("{i} {} {url}", if relevant(url) { "+" } else { "-" });
+        }
+    }
+    let total = walk_dir(dir).iter().filter(|u| relevant(u)).count();
+    println!("{total} relevant pages in the corpus");
+    println!("| fetched | ferret harvest | ferret accepted precision | BFS harvest |");
+    println!("|---:|---:|---:|---:|");
+    for at in [100usize, 200, 400] {
+        let harvest = |fetched: &[String]| {
+            let n = at.min(fetched.len());
+            let hits = fetched[..n].iter().filter(|u| relevant(u)).count();
+            format!("{:.3} ({hits}/{n})", hits as f64 / at as f64)
+        };
+        let n = at.min(crawl.fetched.len());
+        let fetched: std::collections::HashSet<&String> = crawl.fetched[..n].iter().collect();
+        let acc: Vec<&String> = crawl
+            .accepted
+            .iter()
+            .filter(|u| fetched.contains(u))
+            .collect();
+        let acc_hits = acc.iter().filter(|u| relevant(u)).count();
+        println!(
+            "| {at} | {} | {:.3} ({acc_hits}/{}) | {} |",
+            harvest(&crawl.fetched),
+            acc_hits as f64 / acc.len().max(1) as f64,
+            acc.len(),
+            harvest(&bfs),
+        );
+    }
     println!(
         "ferret: {} fetched, {} accepted in {:.3} s",
         crawl.fetched.len(),
         crawl.accepted.len(),
         crawl.seconds
     );
-    for at in [100usize, 200, 400] {
-        let n = at.min(crawl.fetched.len());
-        let hits = crawl.fetched[..n].iter().filter(|u| relevant(u)).count();
-        let acc: Vec<&String> = crawl
-            .accepted
-            .iter()
-            .take_while(|u| crawl.fetched[..n].contains(u))
-            .collect();
-        let acc_hits = acc.iter().filter(|u| relevant(u)).count();
-        println!(
-            "  at {at}: harvest {:.3} ({hits}/{n}), accepted precision {:.3} ({acc_hits}/{})",
-            hits as f64 / n.max(1) as f64,
-            acc_hits as f64 / acc.len().max(1) as f64,
-            acc.len()
-        );
-    }
     Ok(())
 }
 
@@ -127,22 +143,14 @@ fn focused(
             FetchOrder::Robots { host, .. } => {
                 engine.handle_robots(&host, RobotsOutcome::Unavailable, now)
             }
-            FetchOrder::Page { url, .. } => {
-                let path = url.path().strip_prefix(args.base.path()).unwrap_or("");
-                let path = if path.is_empty() || path.ends_with('/') {
-                    format!("{path}index.html")
-                } else {
-                    path.to_string()
-                };
-                match std::fs::read(dir.join(&path)) {
-                    Ok(body) if path.ends_with(".html") => {
-                        fetched.push(url.to_string());
-                        let doc = parse_page(&url, &body, Some("text/html"));
-                        engine.handle_page(doc, now);
-                    }
-                    _ => engine.handle_failure(&url, now),
+            FetchOrder::Page { url, .. } => match read_page(args, dir, &url) {
+                Some(body) => {
+                    fetched.push(url.to_string());
+                    let doc = parse_page(&url, &body, Some("text/html"));
+                    engine.handle_page(doc, now);
                 }
-            }
+                None => engine.handle_failure(&url, now),
+            },
         }
         while let Some(event) = engine.poll_event() {
             if let DiscoveryEvent::Accepted(page) = event {
@@ -173,4 +181,58 @@ fn focused(
         accepted,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The corpus's pages as URLs under a base of `http://corpus/` (only their last segment
+/// matters to the relevance test).
+fn walk_dir(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".html"))
+                .map(|name| format!("http://corpus/{name}"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Breadth-first from the likes over the directory: the fetch order.
+fn breadth_first(args: &DiscoverBenchArgs, dir: &std::path::Path, likes: &[Url]) -> Vec<String> {
+    let mut seen: std::collections::HashSet<String> = likes.iter().map(|u| u.to_string()).collect();
+    let mut queue: std::collections::VecDeque<Url> = likes.iter().cloned().collect();
+    let mut fetched = Vec::new();
+    while let Some(url) = queue.pop_front() {
+        if fetched.len() as u64 >= args.budget {
+            break;
+        }
+        let Some(body) = read_page(args, dir, &url) else {
+            continue;
+        };
+        fetched.push(url.to_string());
+        for link in ferret::discovery::page::extract_links(&url, &body) {
+            if seen.insert(link.to_string()) {
+                queue.push_back(link);
+            }
+        }
+    }
+    fetched
+}
+
+/// The page at `url` from the directory, if it is an HTML file there.
+fn read_page(args: &DiscoverBenchArgs, dir: &std::path::Path, url: &Url) -> Option<Vec<u8>> {
+    if url.host_str() != args.base.host_str() || url.port() != args.base.port() {
+        return None;
+    }
+    let path = url.path().strip_prefix(args.base.path())?;
+    let path = if path.is_empty() || path.ends_with('/') {
+        format!("{path}index.html")
+    } else {
+        path.to_string()
+    };
+    if !path.ends_with(".html") || path.contains("..") {
+        return None;
+    }
+    std::fs::read(dir.join(path)).ok()
 }

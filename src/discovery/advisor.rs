@@ -5,10 +5,10 @@
 //! 1. **groups** them by nearest lighthouse, nearness being the mean of the title-word,
 //!    body-term and URL-token similarities ([`topic_similarity`]);
 //! 2. ranks each group's **representatives** by
-//!    `score = hittage + 0.5·ln(1 + fresh links)/ln(1 + most fresh links) + 0.25·yield
-//!    + 0.1·size/largest − 0.1·min(times chosen, 5)/5`, where *fresh* links are those not
-//!    fetched yet (a representative whose links are all fetched has nothing left to give) and
-//!    *yield* is the share of pages its earlier fingerprints fetched that were accepted — the
+//!    `score = hittage + 0.5·ln(1 + fresh)/ln(1 + most fresh) + 0.25·yield + 0.1·size/largest
+//!    − 0.1·min(times chosen, 5)/5`, where *fresh* counts links never queued (a
+//!    representative whose links are all fetched has nothing left to give) and *yield* is the
+//!    share of pages its earlier fingerprints fetched that were accepted — the
 //!    representative's history;
 //! 3. finds the representative's **distinctive** features: for each kind, the similarity to
 //!    the rest of its group (median) must exceed what most of a random sample reaches (the

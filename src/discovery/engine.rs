@@ -76,8 +76,8 @@ impl Default for EngineParams {
             frontier: FrontierConfig::default(),
             sample_size: 64,
             min_sample: 16,
-            background_pages: 16,
-            rebuild_every: 16,
+            background_pages: 8,
+            rebuild_every: 8,
             low_water: 256,
             seed: 1,
         }
@@ -89,7 +89,7 @@ impl Default for EngineParams {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum DiscoveryEvent {
     /// A page passed a filter (or was liked) and enters the map with its links.
-    Accepted(AcceptedPage),
+    Accepted(Box<AcceptedPage>),
     /// A fetched page was judged and discarded: no filter passed it.
     Discarded {
         /// The page.
@@ -440,7 +440,7 @@ impl Engine {
         if let Some(filter) = filter {
             self.passed_by.insert(url.to_string(), filter);
         }
-        self.counts.accepted += u32::from(filter.is_some()) as u64;
+        self.counts.accepted += u64::from(filter.is_some());
         let page = &self.cache[url];
         let score = self
             .lights
@@ -449,7 +449,7 @@ impl Engine {
             .map(|l| topic_similarity(&l.features, &page.features, &self.stats))
             .fold(if filter.is_none() { 1.0 } else { 0.0 }, f64::max);
         self.events
-            .push_back(DiscoveryEvent::Accepted(AcceptedPage {
+            .push_back(DiscoveryEvent::Accepted(Box::new(AcceptedPage {
                 url: url.to_string(),
                 canonical: page.doc.canonical.as_ref().map(|c| c.to_string()),
                 title: page.doc.title.clone(),
@@ -461,7 +461,7 @@ impl Engine {
                 filter,
                 fingerprint,
                 score,
-            }));
+            })));
     }
 }
 
@@ -597,10 +597,11 @@ impl Engine {
             }
             let size = members.len();
             let built = self.filter_sets.get(lighthouse).copied();
-            if built.is_none_or(|b| size >= b + b / 2 + 1) || unreliable.contains(lighthouse) {
-                if self.filters.install(&members, &sample, &self.stats, now_ms) {
-                    self.filter_sets.insert(lighthouse.clone(), size);
-                }
+            let grown = built.is_none_or(|b| size > b + b / 2);
+            if (grown || unreliable.contains(lighthouse))
+                && self.filters.install(&members, &sample, &self.stats, now_ms)
+            {
+                self.filter_sets.insert(lighthouse.clone(), size);
             }
         }
         made

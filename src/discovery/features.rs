@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | title words | the title's stems, a set | Jaccard |
 //! | body terms | the text's stems with `tf = ½ + ½·f/max f`, the strongest [`BODY_TERMS_KEPT`] | cosine of tf·idf, `idf = ln(1 + N/df)` over the pages seen |
-//! | URL tokens | the path's words (split on anything not a letter or digit), a set | Jaccard |
+//! | URL tokens | the path's words (split on anything not a letter or digit), stemmed, a set | Jaccard |
 //! | host | the URL's host | 1 when equal, ½ when the registrable part (last two labels) is, else 0 |
 //! | language | `<html lang>`, else detected from the text | 1 when equal, else 0 |
 //! | images, links, size | counts | `min/max` (1 when both are 0) |
@@ -153,7 +153,7 @@ impl Features {
                 self.title_words = Some(word_set(analyzer, &page.title, text_lang(analyzer, page)))
             }
             FeatureKind::BodyTerms => self.body_terms = Some(body_terms(analyzer, page)),
-            FeatureKind::UrlTokens => self.url_tokens = Some(url_tokens(&page.url)),
+            FeatureKind::UrlTokens => self.url_tokens = Some(url_tokens(analyzer, &page.url)),
             FeatureKind::Host => self.host = Some(host_of(&page.url)),
             FeatureKind::Language => self.language = Some(language_of(analyzer, page)),
             FeatureKind::Images => self.images = Some(page.images),
@@ -182,7 +182,7 @@ impl Features {
     pub fn of_link(link: &Link, analyzer: &Analyzer) -> Features {
         Features {
             title_words: Some(word_set(analyzer, &link.text, Lang::English)),
-            url_tokens: Some(url_tokens(&link.url)),
+            url_tokens: Some(url_tokens(analyzer, &link.url)),
             host: Some(host_of(&link.url)),
             ..Features::default()
         }
@@ -325,14 +325,16 @@ fn host_of(url: &url::Url) -> String {
     }
 }
 
-/// The path's words, lower-cased, without the file extension's usual suspects.
-fn url_tokens(url: &url::Url) -> Vec<String> {
-    let mut tokens: Vec<String> = url
+/// The path's words (split on anything not a letter or digit), stemmed as English, without
+/// the usual file extensions: `catalogs.html` and `catalog-pg-class` share `catalog`.
+fn url_tokens(analyzer: &Analyzer, url: &url::Url) -> Vec<String> {
+    let words: Vec<String> = url
         .path()
         .split(|c: char| !c.is_alphanumeric())
         .filter(|t| !t.is_empty() && !matches!(*t, "html" | "htm" | "php" | "asp" | "aspx"))
         .map(str::to_lowercase)
         .collect();
+    let mut tokens = analyzer.terms_of_words(&words, Lang::English);
     tokens.sort_unstable();
     tokens.dedup();
     tokens
