@@ -91,6 +91,9 @@ enum BenchCommand {
     /// Titles per second through the stories clusterer over a long replayed stream, and the
     /// cost per item block by block, side by side with a single-pass baseline.
     Cluster(cluster_bench::ClusterBenchArgs),
+    /// Pages per second crawling a local site breadth-first (fetch + links), side by side
+    /// with `wget -r` (serve the corpus with scripts/corpus.sh).
+    Bfs(ferret_actors::bfs_bench::BfsBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +110,9 @@ fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Actors(args))) => bench::actors(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Onair(args))) => onair_bench::run(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Cluster(args))) => cluster_bench::run(&args).map(|()| 0),
+        Some(Command::Bench(BenchCommand::Bfs(args))) => {
+            ferret_actors::bfs_bench::run(&args).map(|()| 0)
+        }
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
     };
