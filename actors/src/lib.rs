@@ -17,6 +17,8 @@
 //! - [`page_db`], [`feed_fetcher`], [`generalizer`], [`roles`]: the roles.
 //! - [`feed_book`]: the state of every feed source, shared by the FeedFetcher pool.
 //! - [`http_client`]: the one HTTP client feeds are fetched through.
+//! - [`page_fetcher`]: the crawler's client (HTML only, checked redirects, address policy,
+//!   robots.txt); [`bfs`]: a breadth-first crawler over it; [`bfs_bench`]: `ferret bench bfs`.
 //! - [`storage`]: SQLite (WAL, versioned migrations).
 //! - [`http`], [`telemetry`]: the HTTP API, logging and metrics.
 //! - [`bench`]: `ferret bench actors`.
@@ -25,6 +27,8 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod bfs;
+pub mod bfs_bench;
 pub mod cluster_bench;
 pub mod cluster_cmd;
 pub mod clusterer;
@@ -43,6 +47,7 @@ pub mod messages;
 pub mod on_air_detector;
 pub mod onair_bench;
 pub mod page_db;
+pub mod page_fetcher;
 pub mod pool;
 pub mod roles;
 pub mod sim_listing;

@@ -104,6 +104,9 @@ enum BenchCommand {
     Cluster(cluster_bench::ClusterBenchArgs),
     /// The discovery loop's harvest rate against a breadth-first crawl from the same likes.
     Discover(discover_bench::DiscoverBenchArgs),
+    /// Pages per second crawling a local site breadth-first (fetch + links), side by side
+    /// with `wget -r` (serve the corpus with scripts/corpus.sh).
+    Bfs(ferret_actors::bfs_bench::BfsBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -122,6 +125,9 @@ fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Cluster(args))) => cluster_bench::run(&args).map(|()| 0),
         Some(Command::Bench(BenchCommand::Discover(args))) => {
             discover_bench::run(&args).map(|()| 0)
+        }
+        Some(Command::Bench(BenchCommand::Bfs(args))) => {
+            ferret_actors::bfs_bench::run(&args).map(|()| 0)
         }
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),

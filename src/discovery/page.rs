@@ -398,7 +398,7 @@ impl Scan {
             }
             b"title" if self.title_state == TitleState::Before => self.title_state = TitleState::In,
             b"script" | b"style" | b"noscript" | b"template" | b"iframe" | b"noembed"
-            | b"noframes" | b"object" => self.hidden = self.hidden.saturating_add(1),
+            | b"noframes" => self.hidden = self.hidden.saturating_add(1),
             _ => self.boundary(),
         }
     }
@@ -408,7 +408,7 @@ impl Scan {
             b"a" => self.anchor = None,
             b"title" if self.title_state == TitleState::In => self.title_state = TitleState::Done,
             b"script" | b"style" | b"noscript" | b"template" | b"iframe" | b"noembed"
-            | b"noframes" | b"object" => self.hidden = self.hidden.saturating_sub(1),
+            | b"noframes" => self.hidden = self.hidden.saturating_sub(1),
             _ => self.boundary(),
         }
     }

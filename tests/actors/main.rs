@@ -3,6 +3,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+// The crawler's page client and the breadth-first crawler against local servers.
+mod crawl;
 // The daemon's pools as configured, seen through the HTTP API.
 mod daemon;
 // The FeedFetcher against local HTTP servers: conditional GET, retries, limits, failures.
