@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::discovery::hittage::HittageParams;
+use crate::discovery::url::AddressPolicy;
 use crate::fetch::{RetryPolicy, DEFAULT_USER_AGENT};
 use crate::listing::{Params, Strategy};
 use crate::role::Role;
@@ -99,6 +100,38 @@ pub struct DiscoverySettings {
     pub generalize_interval: Duration,
     /// Hittage and lighthouse parameters.
     pub hittage: HittageParams,
+    /// The crawl.
+    pub crawl: CrawlSettings,
+}
+
+/// The crawl's keys of `[discovery]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrawlSettings {
+    /// Whether the daemon crawls (it needs likes to start from).
+    pub enabled: bool,
+    /// Which addresses the crawler may connect to.
+    pub policy: AddressPolicy,
+    /// Requests at once over all hosts.
+    pub concurrency: usize,
+    /// Requests at once to one host.
+    pub per_host_concurrency: u32,
+    /// The least time between two requests to one host.
+    pub per_host_interval: Duration,
+    /// Pages fetched per hour at most (0: no limit).
+    pub pages_per_hour: u64,
+}
+
+impl Default for CrawlSettings {
+    fn default() -> CrawlSettings {
+        CrawlSettings {
+            enabled: true,
+            policy: AddressPolicy::default(),
+            concurrency: 16,
+            per_host_concurrency: 2,
+            per_host_interval: Duration::from_millis(1_000),
+            pages_per_hour: 3_600,
+        }
+    }
 }
 
 /// `[stories]`.
@@ -377,6 +410,15 @@ struct RawDiscovery {
     lighthouse_threshold: Option<f64>,
     lighthouse_window: Option<i64>,
     lighthouse_min_hits: Option<i64>,
+    // The crawl.
+    crawl: Option<bool>,
+    allow_loopback: Option<bool>,
+    allow_private: Option<bool>,
+    allow_link_local: Option<bool>,
+    concurrency: Option<i64>,
+    per_host_concurrency: Option<i64>,
+    per_host_interval_ms: Option<i64>,
+    pages_per_hour: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -916,6 +958,39 @@ fn validate_discovery(raw: &RawDiscovery, check: &mut Check) -> DiscoverySetting
         );
         hittage.lighthouse_min_hits = hittage.lighthouse_window;
     }
+    let crawl_defaults = CrawlSettings::default();
+    let crawl = CrawlSettings {
+        enabled: raw.crawl.unwrap_or(crawl_defaults.enabled),
+        policy: AddressPolicy {
+            allow_loopback: raw.allow_loopback.unwrap_or(false),
+            allow_private: raw.allow_private.unwrap_or(false),
+            allow_link_local: raw.allow_link_local.unwrap_or(false),
+        },
+        concurrency: check.int(
+            "discovery.concurrency",
+            raw.concurrency,
+            crawl_defaults.concurrency,
+            1..=1024,
+        ),
+        per_host_concurrency: check.int(
+            "discovery.per_host_concurrency",
+            raw.per_host_concurrency,
+            crawl_defaults.per_host_concurrency,
+            1..=1024,
+        ),
+        per_host_interval: Duration::from_millis(check.int(
+            "discovery.per_host_interval_ms",
+            raw.per_host_interval_ms,
+            1_000,
+            0..=3_600_000,
+        )),
+        pages_per_hour: check.int(
+            "discovery.pages_per_hour",
+            raw.pages_per_hour,
+            crawl_defaults.pages_per_hour,
+            0..=100_000_000,
+        ),
+    };
     DiscoverySettings {
         generalize_interval: Duration::from_secs(check.int(
             "discovery.generalize_interval_secs",
@@ -924,6 +999,7 @@ fn validate_discovery(raw: &RawDiscovery, check: &mut Check) -> DiscoverySetting
             1..=86_400,
         )),
         hittage,
+        crawl,
     }
 }
 

@@ -13,6 +13,12 @@ use ferret::discovery::page::parse_page;
 use ferret::discovery::robots::RobotsOutcome;
 use url::Url;
 
+use crate::bfs::{bfs_crawl, Scope};
+use crate::discover::{drive, record};
+use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
+use crate::storage::Store;
+use ferret::discovery::url::AddressPolicy;
+
 /// Options of `ferret bench discover`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DiscoverBenchArgs {
@@ -36,35 +42,51 @@ pub struct DiscoverBenchArgs {
     /// Seeds the loop.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Requests at once (over HTTP).
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
 }
 
-/// One crawl's fetch order, and what it accepted.
+/// One crawl's fetch order, what it accepted, and how fast it went.
+#[derive(Default)]
 struct Crawl {
     fetched: Vec<String>,
     accepted: Vec<String>,
     seconds: f64,
 }
 
+impl Crawl {
+    fn pages_per_sec(&self) -> f64 {
+        self.fetched.len() as f64 / self.seconds.max(1e-9)
+    }
+}
+
 /// Runs the benchmark.
 pub fn run(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
     let likes = read_likes(&args.likes, &args.base)?;
-    let dir = args
-        .dir
-        .as_ref()
-        .context("only --dir is supported for now")?;
     let relevant = |url: &str| {
         let last = url.rsplit('/').next().unwrap_or("");
         args.relevant.iter().any(|p| last.starts_with(p.as_str()))
     };
-    let crawl = focused(args, dir, &likes)?;
-    let bfs = breadth_first(args, dir, &likes);
+    let (crawl, bfs) = match &args.dir {
+        Some(dir) => {
+            let bfs = Crawl {
+                fetched: breadth_first(args, dir, &likes),
+                ..Crawl::default()
+            };
+            (focused(args, dir, &likes)?, bfs)
+        }
+        None => over_http(args, &likes)?,
+    };
     if std::env::var_os("FERRET_DEBUG").is_some() {
         for (i, url) in crawl.fetched.iter().enumerate() {
             eprintln!("{i} {} {url}", if relevant(url) { "+" } else { "-" });
         }
     }
-    let total = walk_dir(dir).iter().filter(|u| relevant(u)).count();
-    println!("{total} relevant pages in the corpus");
+    if let Some(dir) = &args.dir {
+        let total = walk_dir(dir).iter().filter(|u| relevant(u)).count();
+        println!("{total} relevant pages in the corpus");
+    }
     println!("| fetched | ferret harvest | ferret accepted precision | BFS harvest |");
     println!("|---:|---:|---:|---:|");
     for at in [100usize, 200, 400] {
@@ -86,15 +108,20 @@ pub fn run(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
             harvest(&crawl.fetched),
             acc_hits as f64 / acc.len().max(1) as f64,
             acc.len(),
-            harvest(&bfs),
+            harvest(&bfs.fetched),
         );
     }
     println!(
-        "ferret: {} fetched, {} accepted in {:.3} s",
+        "\nferret: {} fetched, {} accepted in {:.3} s ({:.0} pages/s through fetch, parse, \
+         features, fingerprints, filters, mapmaker and store)",
         crawl.fetched.len(),
         crawl.accepted.len(),
-        crawl.seconds
+        crawl.seconds,
+        crawl.pages_per_sec(),
     );
+    if args.dir.is_none() {
+        throughput(args)?;
+    }
     Ok(())
 }
 
@@ -117,15 +144,7 @@ fn focused(
     dir: &std::path::Path,
     likes: &[Url],
 ) -> anyhow::Result<Crawl> {
-    let params = EngineParams {
-        frontier: FrontierConfig {
-            max_in_flight_per_host: 64,
-            min_interval_ms: 0,
-            ..FrontierConfig::default()
-        },
-        seed: args.seed,
-        ..EngineParams::default()
-    };
+    let params = local_params(args);
     let mut engine = Engine::new(params);
     for like in likes {
         engine.feedback(Feedback::new(like.as_str(), FeedbackKind::Like, None, 0)?);
@@ -235,4 +254,101 @@ fn read_page(args: &DiscoverBenchArgs, dir: &std::path::Path, url: &Url) -> Opti
         return None;
     }
     std::fs::read(dir.join(path)).ok()
+}
+
+/// Both crawls over HTTP, the loop writing to a scratch store as `ferret discover` does.
+fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, Crawl)> {
+    let scratch = tempfile::tempdir()?;
+    let mut store = Store::open(&scratch.path().join("bench.db"))?;
+    let policy = AddressPolicy::allow_all();
+    let fetcher = PageFetcher::new(PageFetcherConfig {
+        policy,
+        pool_per_host: args.concurrency,
+        ..PageFetcherConfig::default()
+    })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut engine = Engine::new(local_params(args));
+    for like in likes {
+        engine.feedback(Feedback::new(like.as_str(), FeedbackKind::Like, None, 0)?);
+    }
+    let mut accepted = Vec::new();
+    let report = runtime.block_on(drive(
+        &mut engine,
+        &fetcher,
+        args.budget,
+        args.concurrency,
+        |event| {
+            if let DiscoveryEvent::Accepted(page) = event {
+                accepted.push(page.url.clone());
+            }
+            record(&mut store, event)
+        },
+    ))?;
+    let ferret = Crawl {
+        fetched: report.fetched,
+        accepted,
+        seconds: report.seconds,
+    };
+    let bfs = runtime.block_on(bfs_crawl(
+        &fetcher,
+        likes,
+        usize::try_from(args.budget).unwrap_or(usize::MAX),
+        args.concurrency,
+        Scope::SameHost,
+    ));
+    let bfs = Crawl {
+        fetched: bfs.order.iter().map(Url::to_string).collect(),
+        accepted: Vec::new(),
+        seconds: bfs.elapsed.as_secs_f64(),
+    };
+    Ok((ferret, bfs))
+}
+
+/// The loop's settings for a local corpus: no politeness delay, many requests at once.
+fn local_params(args: &DiscoverBenchArgs) -> EngineParams {
+    EngineParams {
+        frontier: FrontierConfig {
+            max_in_flight_per_host: u32::try_from(args.concurrency).unwrap_or(64),
+            min_interval_ms: 0,
+            ..FrontierConfig::default()
+        },
+        seed: args.seed,
+        ..EngineParams::default()
+    }
+}
+
+/// Pages per second over the whole site from its root page: the loop (liking the root, so
+/// that it crawls broadly) against the breadth-first crawl, median of three runs each.
+fn throughput(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
+    let root = args.base.join("index.html")?;
+    let mut loop_runs = Vec::new();
+    let mut bfs_runs = Vec::new();
+    for _ in 0..3 {
+        let (ferret, bfs) = over_http(
+            &DiscoverBenchArgs {
+                budget: 100_000,
+                ..args.clone()
+            },
+            std::slice::from_ref(&root),
+        )?;
+        loop_runs.push((ferret.pages_per_sec(), ferret.fetched.len()));
+        bfs_runs.push((bfs.pages_per_sec(), bfs.fetched.len()));
+    }
+    let median = |runs: &mut Vec<(f64, usize)>| {
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        runs[runs.len() / 2]
+    };
+    let (ferret, ferret_pages) = median(&mut loop_runs);
+    let (bfs, bfs_pages) = median(&mut bfs_runs);
+    println!(
+        "\nfrom {root}, {} requests at once, median of 3 runs:",
+        args.concurrency
+    );
+    println!("| crawl | pages | pages/s |");
+    println!("|---|---:|---:|");
+    println!("| ferret discovery loop (fetch, parse, features, fingerprints, filters, mapmaker, store) | {ferret_pages} | {ferret:.0} |");
+    println!("| ferret breadth-first (fetch and links only) | {bfs_pages} | {bfs:.0} |");
+    Ok(())
 }

@@ -33,6 +33,7 @@ pub mod cluster_bench;
 pub mod cluster_cmd;
 pub mod clusterer;
 pub mod daemon;
+pub mod discover;
 pub mod discover_bench;
 mod event_sink;
 pub mod feed_book;

@@ -43,6 +43,9 @@ enum Command {
     /// Cluster a JSON-lines stream of news items into events and stories; with --eval, score
     /// the stories against the items' `cluster` labels.
     Cluster(cluster_cmd::ClusterArgs),
+    /// Crawl from the pages you like until N pages are fetched, keeping everything in the
+    /// store (a rerun resumes), and print the pages accepted.
+    Discover(ferret_actors::discover::DiscoverArgs),
     /// Like pages: record a like for each URL in the store the config names (with or
     /// without a daemon running).
     Like(feedback_cmd::LikeArgs),
@@ -131,6 +134,9 @@ fn main() -> ExitCode {
         }
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
+        Some(Command::Discover(args)) => load_settings(&args.config)
+            .and_then(|s| ferret_actors::discover::run(&s, &args))
+            .map(|()| 0),
         Some(Command::Like(args)) => {
             load_settings(&args.config.config).and_then(|s| feedback_cmd::like(&s, &args))
         }

@@ -88,6 +88,16 @@ impl Default for EngineParams {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum DiscoveryEvent {
+    /// A page was fetched (or its fetch failed): the store remembers it, so that it is not
+    /// fetched again after a restart.
+    Fetched {
+        /// The page.
+        url: String,
+        /// Its title; empty when the fetch failed.
+        title: String,
+        /// When.
+        at_ms: i64,
+    },
     /// A page passed a filter (or was liked) and enters the map with its links.
     Accepted(Box<AcceptedPage>),
     /// A fetched page was judged and discarded: no filter passed it.
@@ -122,6 +132,23 @@ pub struct AcceptedPage {
     pub fingerprint: Option<u64>,
     /// Its topic similarity to its nearest lighthouse, in [0, 1].
     pub score: f64,
+}
+
+/// A page of the map as the store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestoredPage {
+    /// Its URL.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// Its features, complete.
+    pub features: Features,
+    /// Its links.
+    pub links: Vec<String>,
+    /// The filter that passed it, if one did.
+    pub filter: Option<u64>,
+    /// When it was fetched.
+    pub fetched_at_ms: i64,
 }
 
 /// Counts for the report.
@@ -259,6 +286,55 @@ impl Engine {
         self.feedback.push(event);
     }
 
+    /// Restores a page of the map from the store (its features complete): it is not fetched
+    /// again, and it can be a lighthouse, a representative or a sample page again.
+    pub fn restore_page(&mut self, page: RestoredPage) {
+        let Ok(url) = url::Url::parse(&page.url) else {
+            return;
+        };
+        self.frontier.mark_fetched(&url, ms(page.fetched_at_ms));
+        let links = page
+            .links
+            .iter()
+            .filter_map(|l| url::Url::parse(l).ok())
+            .map(|url| super::page::Link {
+                url,
+                text: String::new(),
+            })
+            .collect();
+        self.stats.add(&page.features);
+        let key = url.to_string();
+        self.cache.insert(
+            key.clone(),
+            CachedPage {
+                doc: PageDoc {
+                    url,
+                    canonical: None,
+                    title: page.title,
+                    text: String::new(),
+                    lang: page.features.language.clone().flatten(),
+                    links,
+                    images: page.features.images.unwrap_or(0),
+                    size: page.features.size.unwrap_or(0) as usize,
+                },
+                features: page.features,
+                fetched_at_ms: page.fetched_at_ms,
+                judged_by: Vec::new(),
+                accepted: true,
+            },
+        );
+        self.fetched_order.push(key.clone());
+        if let Some(filter) = page.filter {
+            self.passed_by.insert(key.clone(), filter);
+        }
+        self.map.insert(key);
+    }
+
+    /// Tells the loop `url` was fetched at `at_ms` (by an earlier run): it is not fetched again.
+    pub fn mark_fetched(&mut self, url: &url::Url, at_ms: i64) {
+        self.frontier.mark_fetched(url, ms(at_ms));
+    }
+
     /// What to fetch next, if anything may be fetched at `now_ms`.
     pub fn poll_fetch(&mut self, now_ms: i64) -> Option<FetchOrder> {
         // With nothing left to run on what the last rebuild knew, rebuild on what came since
@@ -330,6 +406,11 @@ impl Engine {
     pub fn handle_failure(&mut self, url: &url::Url, now_ms: i64) {
         self.counts.failed += 1;
         self.frontier.fetched(url, ms(now_ms), FetchOutcome::Failed);
+        self.events.push_back(DiscoveryEvent::Fetched {
+            url: url.to_string(),
+            title: String::new(),
+            at_ms: now_ms,
+        });
         self.waiting.remove(url.as_str());
     }
 
@@ -344,6 +425,11 @@ impl Engine {
             features.ensure(kind, &doc, &self.analyzer);
         }
         let liked = self.liked.contains(&url);
+        self.events.push_back(DiscoveryEvent::Fetched {
+            url: url.clone(),
+            title: doc.title.clone(),
+            at_ms: now_ms,
+        });
         self.cache.insert(
             url.clone(),
             CachedPage {

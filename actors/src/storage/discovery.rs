@@ -272,6 +272,21 @@ impl Store {
         Ok(Some(page))
     }
 
+    /// The map: every accepted page with its links, by URL.
+    pub fn load_accepted(&self) -> Result<Vec<PageRecord>, StoreError> {
+        let mut query = self
+            .conn
+            .prepare("SELECT url FROM pages WHERE accepted ORDER BY url")?;
+        let urls: Vec<String> = query
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut pages = Vec::with_capacity(urls.len());
+        for url in urls {
+            pages.extend(self.load_page(&url)?);
+        }
+        Ok(pages)
+    }
+
     /// The URLs of pages fetched at or after `at_ms`, oldest fetch first: what a restarted
     /// crawler need not fetch again.
     pub fn fetched_since(&self, at_ms: i64) -> Result<Vec<String>, StoreError> {

@@ -1,0 +1,383 @@
+//! `ferret discover`: the discovery loop as a batch — from a file of likes, fetch until N
+//! pages are fetched, keep everything in the store, print the accepted pages.
+//!
+//! The loop is the core's [`Engine`]; this module is its IO: fetching with the shared
+//! [`PageFetcher`] (many requests at once, pages parsed on the runtime's worker threads), the
+//! clock, and the store. Killed at any point, a rerun with the same config resumes: the map,
+//! the feedback and every URL fetched come back from the store, and nothing fetched is fetched
+//! again.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use ferret::config::{CrawlSettings, Settings};
+use ferret::discovery::bookmarks::read_likes;
+use ferret::discovery::engine::{
+    AcceptedPage, DiscoveryEvent, Engine, EngineCounts, EngineParams, RestoredPage,
+};
+use ferret::discovery::features::Features;
+use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
+use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use ferret::discovery::page::{parse_page, PageDoc};
+use ferret::discovery::robots::RobotsOutcome;
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
+use serde::Serialize;
+use url::Url;
+
+use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
+use crate::storage::{PageRecord, Store};
+use crate::supervisor::unix_millis;
+
+/// Options of `ferret discover`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DiscoverArgs {
+    /// The config file: its store keeps the crawl (and resumes it), its `[discovery]` and
+    /// `[fetch]` sections set the crawl.
+    #[arg(long, short, env = "FERRET_CONFIG", default_value = "config.toml")]
+    pub config: PathBuf,
+    /// Pages you like: URLs one a line, or a browser's bookmarks export.
+    #[arg(long)]
+    pub likes: PathBuf,
+    /// Pages to fetch in this run.
+    #[arg(long)]
+    pub budget: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Allow loopback addresses (a local corpus), whatever the config says.
+    #[arg(long)]
+    pub allow_loopback: bool,
+    /// Requests at once; overrides `discovery.concurrency`.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Between two requests to one host, in ms; overrides `discovery.per_host_interval_ms`.
+    #[arg(long)]
+    pub per_host_interval_ms: Option<u64>,
+    /// Requests at once to one host; overrides `discovery.per_host_concurrency`.
+    #[arg(long)]
+    pub per_host_concurrency: Option<u32>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Pages fetched in this run, in order.
+    pub fetched: Vec<String>,
+    /// Pages accepted in this run, in order, with their scores.
+    pub accepted: Vec<AcceptedSummary>,
+    /// The loop's counts (this run).
+    pub counts: EngineCounts,
+    /// Seconds the run took.
+    pub seconds: f64,
+    /// Pages fetched per second.
+    pub pages_per_sec: f64,
+}
+
+/// An accepted page, as printed.
+#[derive(Debug, Clone, Serialize)]
+pub struct AcceptedSummary {
+    /// The page.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// Its topic similarity to its nearest lighthouse.
+    pub score: f64,
+    /// The filter that passed it (none for a liked page).
+    pub filter: Option<u64>,
+}
+
+/// Runs the command.
+pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
+    let mut crawl = settings.discovery.crawl.clone();
+    crawl.policy.allow_loopback |= args.allow_loopback;
+    if let Some(n) = args.concurrency {
+        crawl.concurrency = n.max(1);
+    }
+    if let Some(ms) = args.per_host_interval_ms {
+        crawl.per_host_interval = Duration::from_millis(ms);
+    }
+    if let Some(n) = args.per_host_concurrency {
+        crawl.per_host_concurrency = n.max(1);
+    }
+    let text = std::fs::read_to_string(&args.likes)
+        .with_context(|| format!("cannot read {}", args.likes.display()))?;
+    let likes = read_likes(&text);
+    for problem in &likes.problems {
+        eprintln!("{}: {problem}", args.likes.display());
+    }
+    anyhow::ensure!(!likes.urls.is_empty(), "{}: no likes", args.likes.display());
+    let mut store = Store::open(&settings.storage.path)
+        .with_context(|| format!("cannot open the store {}", settings.storage.path.display()))?;
+    let now = unix_millis();
+    let new: Vec<Feedback> = likes
+        .urls
+        .iter()
+        .map(|url| Feedback::new(url, FeedbackKind::Like, None, now))
+        .collect::<Result<_, _>>()?;
+    let known = store.load_feedback()?;
+    let fresh: Vec<Feedback> = new
+        .into_iter()
+        .filter(|f| {
+            !known
+                .iter()
+                .any(|k| k.url == f.url && k.kind == FeedbackKind::Like)
+        })
+        .collect();
+    store.record_feedback(&fresh)?;
+
+    let params = engine_params(settings, &crawl);
+    let mut engine = Engine::new(params);
+    let resumed = restore(&mut engine, &store)?;
+    if resumed > 0 {
+        eprintln!("Resuming: {resumed} pages known from earlier runs are not fetched again.");
+    }
+    let fetcher = PageFetcher::new(PageFetcherConfig {
+        pool_per_host: crawl.per_host_concurrency as usize,
+        ..PageFetcherConfig::from_settings(&settings.fetch, crawl.policy)
+    })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(drive(
+        &mut engine,
+        &fetcher,
+        args.budget,
+        crawl.concurrency,
+        |event| record(&mut store, event),
+    ))?;
+    print(args, &report)
+}
+
+/// The loop's settings from the config.
+pub fn engine_params(settings: &Settings, crawl: &CrawlSettings) -> EngineParams {
+    EngineParams {
+        hittage: settings.discovery.hittage.clone(),
+        frontier: FrontierConfig {
+            max_in_flight_per_host: crawl.per_host_concurrency,
+            min_interval_ms: u64::try_from(crawl.per_host_interval.as_millis()).unwrap_or(u64::MAX),
+            ..FrontierConfig::default()
+        },
+        seed: settings.runtime.seed,
+        ..EngineParams::default()
+    }
+}
+
+/// Gives the engine what earlier runs left in the store: feedback, the map, and every URL
+/// fetched. Returns how many URLs it knows as fetched.
+pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
+    for feedback in store.load_feedback()? {
+        engine.feedback(feedback);
+    }
+    for page in store.load_accepted()? {
+        let Some(fetched_at_ms) = page.fetched_at_ms else {
+            continue;
+        };
+        let features: Features = serde_json::from_str(&page.attributes).unwrap_or_default();
+        engine.restore_page(RestoredPage {
+            url: page.url,
+            title: page.title.unwrap_or_default(),
+            features,
+            links: page.links,
+            filter: page.approved_by_filter.and_then(|f| f.parse().ok()),
+            fetched_at_ms,
+        });
+    }
+    let fetched = store.fetched_since(0)?;
+    for url in &fetched {
+        if let Ok(url) = Url::parse(url) {
+            engine.mark_fetched(&url, 0);
+        }
+    }
+    Ok(fetched.len())
+}
+
+/// Writes one event of the loop to the store.
+pub fn record(store: &mut Store, event: &DiscoveryEvent) -> anyhow::Result<()> {
+    let record = match event {
+        DiscoveryEvent::Fetched { url, title, at_ms } => {
+            if store.load_page(url)?.is_some_and(|p| p.accepted) {
+                return Ok(());
+            }
+            PageRecord {
+                title: Some(title.clone()).filter(|t| !t.is_empty()),
+                fetched_at_ms: Some(*at_ms),
+                ..PageRecord::new(url.clone())
+            }
+        }
+        DiscoveryEvent::Accepted(page) => accepted_record(page),
+        DiscoveryEvent::Discarded { .. } => return Ok(()),
+    };
+    store.upsert_pages(&[record])?;
+    Ok(())
+}
+
+/// The Mapmaker's record of an accepted page.
+pub fn accepted_record(page: &AcceptedPage) -> PageRecord {
+    PageRecord {
+        url: page.url.clone(),
+        canonical_url: page.canonical.clone(),
+        title: Some(page.title.clone()),
+        lang: page.language.clone(),
+        size: Some(u64::from(page.size)),
+        fetched_at_ms: Some(page.fetched_at_ms),
+        attributes: serde_json::to_string(&page.features).unwrap_or_else(|_| "{}".into()),
+        accepted: true,
+        approved_by_filter: page.filter.map(|f| f.to_string()),
+        links: page.links.clone(),
+    }
+}
+
+/// The longest a batch waits for the next fetch to become allowed.
+const MAX_IDLE_WAIT_MS: i64 = 30_000;
+
+enum Done {
+    Page {
+        url: Url,
+        result: Result<PageDoc, String>,
+    },
+    Robots {
+        host: String,
+        outcome: RobotsOutcome,
+    },
+}
+
+/// Runs the loop until `budget` pages are fetched or nothing is left to fetch, with at most
+/// `concurrency` requests at once; every event goes to `sink` as it happens.
+pub async fn drive(
+    engine: &mut Engine,
+    fetcher: &PageFetcher,
+    budget: u64,
+    concurrency: usize,
+    mut sink: impl FnMut(&DiscoveryEvent) -> anyhow::Result<()>,
+) -> anyhow::Result<RunReport> {
+    let start = Instant::now();
+    let epoch = unix_millis();
+    let now = || epoch + i64::try_from(start.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let before = engine.counts();
+    let mut fetched = Vec::new();
+    let mut accepted = Vec::new();
+    let mut ordered = 0u64;
+    let mut running = FuturesUnordered::new();
+    loop {
+        while running.len() < concurrency.max(1) && ordered < budget {
+            let Some(order) = engine.poll_fetch(now()) else {
+                break;
+            };
+            let fetcher = fetcher.clone();
+            match order {
+                FetchOrder::Robots { host, url } => running.push(tokio::spawn(async move {
+                    Done::Robots {
+                        outcome: fetcher.fetch_robots(&url).await,
+                        host,
+                    }
+                })),
+                FetchOrder::Page { url, .. } => {
+                    ordered += 1;
+                    running.push(tokio::spawn(async move {
+                        let result = match fetcher.fetch(&url).await {
+                            // Parsed here, on a worker thread, not in the loop.
+                            Ok(page) => {
+                                Ok(parse_page(&url, &page.body, page.content_type.as_deref()))
+                            }
+                            Err(err) => Err(err.to_string()),
+                        };
+                        Done::Page { url, result }
+                    }));
+                }
+            }
+        }
+        if running.is_empty() {
+            if ordered >= budget {
+                break;
+            }
+            match engine.poll_timeout() {
+                // What is left waits for hosts that failed (their robots.txt unreachable, say)
+                // to be tried again, minutes away: a batch stops here.
+                Some(at) if at - now() > MAX_IDLE_WAIT_MS => {
+                    tracing::info!(wait_ms = at - now(), "Only slow retries left; stopping.");
+                    break;
+                }
+                Some(at) => {
+                    let wait = u64::try_from(at - now()).unwrap_or(0).max(1);
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let Some(joined) = running.next().await else {
+            continue;
+        };
+        match joined.context("a fetch task panicked")? {
+            Done::Robots { host, outcome } => engine.handle_robots(&host, outcome, now()),
+            Done::Page { url, result } => match result {
+                Ok(doc) => {
+                    fetched.push(url.to_string());
+                    engine.handle_page(*doc, now());
+                }
+                Err(err) => {
+                    tracing::debug!(%url, error = %err, "Fetch failed.");
+                    engine.handle_failure(&url, now());
+                }
+            },
+        }
+        while let Some(event) = engine.poll_event() {
+            sink(&event)?;
+            if let DiscoveryEvent::Accepted(page) = &event {
+                accepted.push(AcceptedSummary {
+                    url: page.url.clone(),
+                    title: page.title.clone(),
+                    score: page.score,
+                    filter: page.filter,
+                });
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let after = engine.counts();
+    Ok(RunReport {
+        pages_per_sec: fetched.len() as f64 / seconds.max(1e-9),
+        fetched,
+        accepted,
+        counts: EngineCounts {
+            fetched: after.fetched - before.fetched,
+            failed: after.failed - before.failed,
+            approved: after.approved - before.approved,
+            accepted: after.accepted - before.accepted,
+            fingerprints: after.fingerprints - before.fingerprints,
+            runs: after.runs - before.runs,
+            flushed: after.flushed - before.flushed,
+        },
+        seconds,
+    })
+}
+
+fn print(args: &DiscoverArgs, report: &RunReport) -> anyhow::Result<()> {
+    if args.json {
+        println!("{}", serde_json::to_string(report)?);
+        return Ok(());
+    }
+    let mut ranked = report.accepted.clone();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.url.cmp(&b.url)));
+    println!("| score | page | title |");
+    println!("|---:|---|---|");
+    for page in &ranked {
+        println!("| {:.3} | {} | {} |", page.score, page.url, page.title);
+    }
+    let c = &report.counts;
+    println!(
+        "\nfetched {} ({} failed), approved by ferrets {}, accepted by filters {}; \
+         {} fingerprints made, {} run, {} flushed; {:.1} s, {:.0} pages/s",
+        c.fetched,
+        c.failed,
+        c.approved,
+        c.accepted,
+        c.fingerprints,
+        c.runs,
+        c.flushed,
+        report.seconds,
+        report.pages_per_sec
+    );
+    Ok(())
+}
