@@ -277,9 +277,11 @@ pub async fn drive(
                     running.push(tokio::spawn(async move {
                         let result = match fetcher.fetch(&url).await {
                             // Parsed here, on a worker thread, not in the loop.
-                            Ok(page) => {
-                                Ok(parse_page(&url, &page.body, page.content_type.as_deref()))
-                            }
+                            Ok(page) => Ok(Box::new(parse_page(
+                                &url,
+                                &page.body,
+                                page.content_type.as_deref(),
+                            ))),
                             Err(err) => Err(err.to_string()),
                         };
                         Done::Page { url, result }
