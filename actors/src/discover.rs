@@ -234,7 +234,7 @@ const MAX_IDLE_WAIT_MS: i64 = 30_000;
 enum Done {
     Page {
         url: Url,
-        result: Result<PageDoc, String>,
+        result: Result<Box<PageDoc>, String>,
     },
     Robots {
         host: String,
