@@ -207,6 +207,12 @@ pub struct UpsertPages {
     pub pages: Vec<PageRecord>,
 }
 
+/// Asks for the map: every accepted page with its links. Sent by the discovery loop when it
+/// starts (also after a restart), to resume where it was.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<PageRecord>, StoreError>")]
+pub struct LoadAccepted;
+
 /// Asks for the URLs of pages fetched at or after a time. Sent by a crawler when it starts, so
 /// that it does not fetch them again; the reply lists them, oldest fetch first.
 #[derive(Debug, Message)]

@@ -6,12 +6,13 @@ use ferret::discovery::hittage::Feedback;
 use super::PageDb;
 use crate::instance::{Cx, Handle};
 use crate::messages::{
-    FetchedSince, LoadFeedback, LoadFingerprints, LoadHittageHistory, LoadLinks,
+    FetchedSince, LoadAccepted, LoadFeedback, LoadFingerprints, LoadHittageHistory, LoadLinks,
     LoadRepresentatives, PagesByHittage, RecordFeedback, RecordHittage, RecordRepresentatives,
     SaveFingerprints, UpdateFingerprints, UpsertPages,
 };
 use crate::storage::{
-    HittageComputation, PageHittage, Representative, StoreError, StoredFeedback, StoredFingerprint,
+    HittageComputation, PageHittage, PageRecord, Representative, StoreError, StoredFeedback,
+    StoredFingerprint,
 };
 
 /// `impl Handle<Message> for PageDb` replying `Result<Reply, StoreError>` from `body`, with
@@ -36,6 +37,7 @@ macro_rules! store_handlers {
 store_handlers! {
     UpsertPages => Vec<i64>, |store, msg| store.upsert_pages(&msg.pages);
     FetchedSince => Vec<String>, |store, msg| store.fetched_since(msg.at_ms);
+    LoadAccepted => Vec<PageRecord>, |store, _| store.load_accepted();
     RecordFeedback => Vec<StoredFeedback>, |store, msg| store.record_feedback(&msg.events);
     LoadFeedback => Vec<Feedback>, |store, _| store.load_feedback();
     LoadLinks => Vec<(String, String)>, |store, _| store.load_links();
