@@ -37,6 +37,9 @@ pub struct ClusterArgs {
     /// Cosine between story centroids at or above which they merge.
     #[arg(long)]
     pub merge_threshold: Option<f32>,
+    /// Cosine at or above which a new event joins a big story.
+    #[arg(long)]
+    pub big_story_threshold: Option<f32>,
     /// Terms of an item used to look up candidate clusters.
     #[arg(long)]
     pub lookup_terms: Option<usize>,
@@ -70,6 +73,9 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
+        big_story_threshold: args
+            .big_story_threshold
+            .unwrap_or(defaults.big_story_threshold),
         bigrams: defaults.bigrams && !args.no_bigrams,
         ..defaults
     };

@@ -20,7 +20,8 @@
 //!
 //! **Stories.** A story's centroid is the sum of its items' vectors. A new event joins the
 //! story with the highest cosine to its first item, if it reaches `story_threshold` (lower than
-//! the event threshold); otherwise it starts a story. Items that join an event add to its
+//! the event threshold), or `big_story_threshold` (lower still) when that story holds
+//! `big_story` items or more; otherwise it starts a story. Items that join an event add to its
 //! story's centroid as well.
 //!
 //! **Window.** Events and stories not updated for `window` are retired: they leave the
@@ -55,6 +56,12 @@ pub struct ClusterParams {
     /// Cosine between two story centroids at or above which they merge, when an item is close
     /// to both.
     pub merge_threshold: f32,
+    /// Cosine at or above which a new event joins a big story (`big_story` items or more)
+    /// that is its closest: a big story's centroid spreads over many terms, so the cosine of
+    /// one of its headlines to it is lower than to a small one.
+    pub big_story_threshold: f32,
+    /// Items from which a story counts as big.
+    pub big_story: u32,
     /// Fuzzy matrix similarity of titles at or above which an item joins the closest event
     /// although its cosine is under `event_threshold` (but at least half of it); `None`: off.
     pub title_fuzzy: Option<f64>,
@@ -79,6 +86,8 @@ impl Default for ClusterParams {
             event_threshold: 0.5,
             story_threshold: 0.1,
             merge_threshold: 0.12,
+            big_story_threshold: 0.06,
+            big_story: 10,
             title_fuzzy: None,
             fuzzy_cutoff: 0.7,
             window: 3 * 24 * 3_600_000,
@@ -127,12 +136,15 @@ const BIGRAM: u32 = 1 << 31;
 struct Centroid {
     weights: FxHashMap<u32, f32>,
     norm2: f32,
+    /// Items added (a merged cluster's included).
+    items: u32,
     updated: Millis,
     retired: bool,
 }
 
 impl Centroid {
     fn add(&mut self, vector: &Vector, at: Millis) {
+        self.items += 1;
         for &(term, weight) in vector {
             let w = self.weights.entry(term).or_insert(0.0);
             self.norm2 += 2.0 * *w * weight + weight * weight;
@@ -330,8 +342,10 @@ impl Level {
     /// Merges cluster `from` into `into`.
     fn merge(&mut self, into: u32, from: u32) {
         let updated = self.clusters[from as usize].updated;
+        let items = self.clusters[from as usize].items;
         let weights: Vector = self.drop_cluster(from).into_iter().collect();
         self.add(into, &weights, updated);
+        self.clusters[into as usize].items += items - 1;
     }
 }
 
@@ -473,7 +487,7 @@ impl Clusterer {
                 // One scan gives the story to join and the runner-up to merge with: adding
                 // the item changes its own story's centroid only.
                 let [first, second] = self.stories.best_two(&vector, &lookup);
-                let story = match first.filter(|&(c, _)| c >= self.params.story_threshold) {
+                let story = match first.filter(|&scored| self.joins_story(scored)) {
                     Some((_, story)) => {
                         self.stories.add(story, &vector, at);
                         other_story = Some(second);
@@ -522,6 +536,14 @@ impl Clusterer {
         (cosine >= threshold / 2.0
             && fuzzy_similarity(title, first, self.params.fuzzy_cutoff) >= fuzzy)
             .then_some(event)
+    }
+
+    /// Whether a new event joins its closest story, at this cosine: at `story_threshold`, or
+    /// at `big_story_threshold` when the story holds `big_story` items or more.
+    fn joins_story(&self, (cosine, story): (f32, u32)) -> bool {
+        cosine >= self.params.story_threshold
+            || (cosine >= self.params.big_story_threshold
+                && self.stories.clusters[story as usize].items >= self.params.big_story)
     }
 
     /// The story a story id now stands for (after merges).
@@ -708,6 +730,30 @@ mod tests {
     fn ids(clusterer: &mut Clusterer, words: &[&str]) -> Vec<u32> {
         let words: Vec<String> = words.iter().map(|word| word.to_string()).collect();
         clusterer.term_ids(&words, Lang::Other)
+    }
+
+    /// A big story takes a new event at a lower cosine: with the defaults (0.1, or 0.06 from
+    /// 10 items on), a story of 10 items takes one at 0.07 and a story of 9 does not; merged
+    /// stories count their items together.
+    #[test]
+    fn big_stories_take_new_events_at_a_lower_cosine() {
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let vector = vec![(0, 1.0)];
+        let big = clusterer.stories.create(&vector, 0);
+        let small = clusterer.stories.create(&vector, 0);
+        for _ in 0..8 {
+            clusterer.stories.add(big, &vector, 0);
+            clusterer.stories.add(small, &vector, 0);
+        }
+        clusterer.stories.add(big, &vector, 0);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 10);
+        assert_eq!(clusterer.stories.clusters[small as usize].items, 9);
+        assert!(clusterer.joins_story((0.07, big)));
+        assert!(!clusterer.joins_story((0.07, small)));
+        assert!(!clusterer.joins_story((0.05, big)));
+        assert!(clusterer.joins_story((0.1, small)));
+        clusterer.stories.merge(big, small);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 19);
     }
 
     /// Events see the words of a vector, normalised again: 0.3 and 0.4 become 0.6 and 0.8.
