@@ -37,6 +37,9 @@ pub struct ClusterArgs {
     /// Cosine between story centroids at or above which they merge.
     #[arg(long)]
     pub merge_threshold: Option<f32>,
+    /// Exponent of the idf in the term weights.
+    #[arg(long)]
+    pub idf_power: Option<f32>,
     /// Cosine at or above which a new event joins a big story.
     #[arg(long)]
     pub big_story_threshold: Option<f32>,
@@ -73,6 +76,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
+        idf_power: args.idf_power.unwrap_or(defaults.idf_power),
         big_story_threshold: args
             .big_story_threshold
             .unwrap_or(defaults.big_story_threshold),

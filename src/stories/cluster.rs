@@ -9,9 +9,11 @@
 //! are tight already, and their vectors are the words' alone (renormalised). Candidates are
 //! looked up by words.
 //!
-//! **Weights.** Each item's terms are weighted tf·idf with `tf = ½ + ½·f / max f` and
+//! **Weights.** Each item's terms are weighted tf·idf^p with `tf = ½ + ½·f / max f`,
 //! `idf = ln(N / df)`, N and df counted over the items seen so far (the stream's own
-//! statistics, kept incrementally). Vectors are L2-normalised.
+//! statistics, kept incrementally), and p = `idf_power` (½ by default: a headline is a handful
+//! of words, and with the plain idf its one rare word decides alone). Vectors are
+//! L2-normalised.
 //!
 //! **Events.** An event's centroid is the sum of its items' vectors. A new item joins the event
 //! with the highest cosine to it, found among the events that share one of its terms (an
@@ -73,6 +75,8 @@ pub struct ClusterParams {
     pub lookup_terms: usize,
     /// Adjacent pairs of stems count as terms too.
     pub bigrams: bool,
+    /// Exponent of the idf in the weights (1: plain tf·idf).
+    pub idf_power: f32,
     /// Seed of the MinHash functions.
     pub seed: u64,
 }
@@ -83,9 +87,9 @@ impl Default for ClusterParams {
             shingle_words: 3,
             duplicate_jaccard: 0.8,
             duplicate_containment: 0.9,
-            event_threshold: 0.5,
-            story_threshold: 0.1,
-            merge_threshold: 0.12,
+            event_threshold: 0.6,
+            story_threshold: 0.12,
+            merge_threshold: 0.2,
             big_story_threshold: 0.06,
             big_story: 10,
             title_fuzzy: None,
@@ -93,6 +97,7 @@ impl Default for ClusterParams {
             window: 3 * 24 * 3_600_000,
             lookup_terms: 6,
             bigrams: true,
+            idf_power: 0.5,
             seed: 1,
         }
     }
@@ -664,11 +669,17 @@ impl Clusterer {
         }
         let max = counts.values().copied().max().unwrap_or(1) as f32;
         let n = self.n as f32;
+        let power = self.params.idf_power;
         let mut vector: Vector = counts
             .into_iter()
             .map(|(id, f)| {
                 let tf = 0.5 + 0.5 * f as f32 / max;
                 let idf = (n / *self.df_mut(id) as f32).ln();
+                let idf = match power {
+                    1.0 => idf,
+                    0.5 => idf.max(0.0).sqrt(),
+                    _ => idf.max(0.0).powf(power),
+                };
                 (id, tf * idf)
             })
             .filter(|&(_, w)| w > 0.0)
@@ -732,7 +743,7 @@ mod tests {
         clusterer.term_ids(&words, Lang::Other)
     }
 
-    /// A big story takes a new event at a lower cosine: with the defaults (0.1, or 0.06 from
+    /// A big story takes a new event at a lower cosine: with the defaults (0.12, or 0.06 from
     /// 10 items on), a story of 10 items takes one at 0.07 and a story of 9 does not; merged
     /// stories count their items together.
     #[test]
@@ -751,7 +762,8 @@ mod tests {
         assert!(clusterer.joins_story((0.07, big)));
         assert!(!clusterer.joins_story((0.07, small)));
         assert!(!clusterer.joins_story((0.05, big)));
-        assert!(clusterer.joins_story((0.1, small)));
+        assert!(!clusterer.joins_story((0.11, small)));
+        assert!(clusterer.joins_story((0.12, small)));
         clusterer.stories.merge(big, small);
         assert_eq!(clusterer.stories.clusters[big as usize].items, 19);
     }
@@ -792,7 +804,10 @@ mod tests {
     /// out of candidate lookup. Worked by hand: idf = ln(N / df) over the items so far.
     #[test]
     fn bigrams_are_weighted_terms_but_not_looked_up() {
-        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let mut clusterer = Clusterer::new(ClusterParams {
+            idf_power: 1.0,
+            ..ClusterParams::default()
+        });
         // N = 1: every df is 1, every idf ln 1 = 0: no weight at all.
         let (a, b, c) = (
             ids(&mut clusterer, &["aa"])[0],
@@ -819,6 +834,21 @@ mod tests {
         assert_eq!(third.len(), 4);
         // Lookup takes words only, highest weighted first (ties: lower id).
         assert_eq!(clusterer.lookup(&third), [b, c]);
+
+        // The default idf power ½: the same items weigh √idf, so "b c" weighs
+        // √ln 3 / √(3 · ln 1.5 + ln 3) = 0.688 881.
+        let mut damped = Clusterer::new(ClusterParams::default());
+        let (a, b, c) = (
+            ids(&mut damped, &["aa"])[0],
+            ids(&mut damped, &["bb"])[0],
+            ids(&mut damped, &["cc"])[0],
+        );
+        damped.vector(&[a, b]);
+        damped.vector(&[a, c]);
+        let third = damped.vector(&[a, b, c]);
+        let bc = damped.bigrams[&(b, c)];
+        let weight = third.iter().find(|(term, _)| *term == bc).unwrap().1;
+        assert!((weight - 0.688_881).abs() < 1e-5, "{weight}");
 
         // Words only: no bigram ids at all.
         let mut words_only = Clusterer::new(ClusterParams {
