@@ -388,6 +388,7 @@ struct RawStories {
     event_threshold: Option<f64>,
     story_threshold: Option<f64>,
     merge_threshold: Option<f64>,
+    big_story_threshold: Option<f64>,
     freshness_weight: Option<f64>,
     half_life_hours: Option<f64>,
     size_weight: Option<f64>,
@@ -840,6 +841,11 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
             "merge_threshold",
             raw.merge_threshold,
             cluster_defaults.merge_threshold,
+        ),
+        big_story_threshold: cosine(
+            "big_story_threshold",
+            raw.big_story_threshold,
+            cluster_defaults.big_story_threshold,
         ),
         ..cluster_defaults
     };

@@ -28,6 +28,12 @@ pub struct ClusterBenchArgs {
     /// Items per row of the cost table.
     #[arg(long, default_value_t = 10_000)]
     pub step: usize,
+    /// Words only: no pairs of adjacent stems as terms (the clusterer before bigrams).
+    #[arg(long)]
+    pub no_bigrams: bool,
+    /// Cosine at or above which an item joins an event (default: the clusterer's).
+    #[arg(long)]
+    pub event_threshold: Option<f32>,
 }
 
 /// Runs the benchmark and prints the table.
@@ -43,18 +49,20 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(!items.is_empty(), "{} holds no items", args.input.display());
     items.sort_by_key(|item| item.millis().unwrap_or(0));
     let stream = replay(&items, args.items, ClusterParams::default().window);
+    let defaults = ClusterParams::default();
+    let defaults = ClusterParams {
+        bigrams: !args.no_bigrams,
+        event_threshold: args.event_threshold.unwrap_or(defaults.event_threshold),
+        ..defaults
+    };
 
     let variants: [(&str, ClusterParams, bool); 2] = [
-        (
-            "ferret (dedup + events + stories)",
-            ClusterParams::default(),
-            true,
-        ),
+        ("ferret (dedup + events + stories)", defaults.clone(), true),
         (
             "single-pass baseline (one level)",
             ClusterParams {
                 event_threshold: f32::INFINITY,
-                ..ClusterParams::default()
+                ..defaults.clone()
             },
             false,
         ),

@@ -37,6 +37,18 @@ pub struct ClusterArgs {
     /// Cosine between story centroids at or above which they merge.
     #[arg(long)]
     pub merge_threshold: Option<f32>,
+    /// Exponent of the idf in the term weights.
+    #[arg(long)]
+    pub idf_power: Option<f32>,
+    /// Cosine at or above which a new event joins a big story.
+    #[arg(long)]
+    pub big_story_threshold: Option<f32>,
+    /// Terms of an item used to look up candidate clusters.
+    #[arg(long)]
+    pub lookup_terms: Option<usize>,
+    /// Words only: no pairs of adjacent stems as terms.
+    #[arg(long)]
+    pub no_bigrams: bool,
     /// Turn the fuzzy title measure on, with this threshold.
     #[arg(long)]
     pub title_fuzzy: Option<f64>,
@@ -63,6 +75,12 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         story_threshold: args.story_threshold.unwrap_or(defaults.story_threshold),
         merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
+        lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
+        idf_power: args.idf_power.unwrap_or(defaults.idf_power),
+        big_story_threshold: args
+            .big_story_threshold
+            .unwrap_or(defaults.big_story_threshold),
+        bigrams: defaults.bigrams && !args.no_bigrams,
         ..defaults
     };
     if let Some(threshold) = args.components {

@@ -2,9 +2,18 @@
 //! grouped into events (tight), events into stories (looser), every decision made as the item
 //! arrives, with candidates from inverted indexes and clusters retired after a time window.
 //!
-//! **Weights.** Each item's terms are weighted tf·idf with `tf = ½ + ½·f / max f` and
+//! **Terms.** An item's terms are its stems (stop words dropped) and, with `bigrams` on, each
+//! pair of adjacent stems as one more term ("game of thrones" → `game`, `throne`,
+//! `game throne`): headlines of one story share names and phrases, and a shared phrase is
+//! stronger evidence than its two words apart. Bigrams weigh at the story level only: events
+//! are tight already, and their vectors are the words' alone (renormalised). Candidates are
+//! looked up by words.
+//!
+//! **Weights.** Each item's terms are weighted tf·idf^p with `tf = ½ + ½·f / max f`,
 //! `idf = ln(N / df)`, N and df counted over the items seen so far (the stream's own
-//! statistics, kept incrementally). Vectors are L2-normalised.
+//! statistics, kept incrementally), and p = `idf_power` (½ by default: a headline is a handful
+//! of words, and with the plain idf its one rare word decides alone). Vectors are
+//! L2-normalised.
 //!
 //! **Events.** An event's centroid is the sum of its items' vectors. A new item joins the event
 //! with the highest cosine to it, found among the events that share one of its terms (an
@@ -13,7 +22,8 @@
 //!
 //! **Stories.** A story's centroid is the sum of its items' vectors. A new event joins the
 //! story with the highest cosine to its first item, if it reaches `story_threshold` (lower than
-//! the event threshold); otherwise it starts a story. Items that join an event add to its
+//! the event threshold), or `big_story_threshold` (lower still) when that story holds
+//! `big_story` items or more; otherwise it starts a story. Items that join an event add to its
 //! story's centroid as well.
 //!
 //! **Window.** Events and stories not updated for `window` are retired: they leave the
@@ -27,7 +37,7 @@ use rustc_hash::FxHashMap;
 
 use super::fuzzy::fuzzy_similarity;
 use super::shingles::{containment, jaccard, shingles, LshIndex};
-use super::text::{strip_html, Analyzer};
+use super::text::{strip_html, Analyzer, Lang};
 
 /// Time in milliseconds since the Unix epoch.
 pub type Millis = i64;
@@ -48,6 +58,12 @@ pub struct ClusterParams {
     /// Cosine between two story centroids at or above which they merge, when an item is close
     /// to both.
     pub merge_threshold: f32,
+    /// Cosine at or above which a new event joins a big story (`big_story` items or more)
+    /// that is its closest: a big story's centroid spreads over many terms, so the cosine of
+    /// one of its headlines to it is lower than to a small one.
+    pub big_story_threshold: f32,
+    /// Items from which a story counts as big.
+    pub big_story: u32,
     /// Fuzzy matrix similarity of titles at or above which an item joins the closest event
     /// although its cosine is under `event_threshold` (but at least half of it); `None`: off.
     pub title_fuzzy: Option<f64>,
@@ -57,6 +73,10 @@ pub struct ClusterParams {
     pub window: Millis,
     /// Terms of an item used to look up candidate clusters (its highest weighted).
     pub lookup_terms: usize,
+    /// Adjacent pairs of stems count as terms too.
+    pub bigrams: bool,
+    /// Exponent of the idf in the weights (1: plain tf·idf).
+    pub idf_power: f32,
     /// Seed of the MinHash functions.
     pub seed: u64,
 }
@@ -67,13 +87,17 @@ impl Default for ClusterParams {
             shingle_words: 3,
             duplicate_jaccard: 0.8,
             duplicate_containment: 0.9,
-            event_threshold: 0.5,
-            story_threshold: 0.1,
+            event_threshold: 0.6,
+            story_threshold: 0.12,
             merge_threshold: 0.2,
+            big_story_threshold: 0.06,
+            big_story: 10,
             title_fuzzy: None,
             fuzzy_cutoff: 0.7,
             window: 3 * 24 * 3_600_000,
             lookup_terms: 6,
+            bigrams: true,
+            idf_power: 0.5,
             seed: 1,
         }
     }
@@ -93,16 +117,39 @@ pub struct Assignment {
 /// A sparse, L2-normalised vector: (term id, weight), sorted by term id.
 type Vector = Vec<(u32, f32)>;
 
+/// The words of `vector` (its prefix before the bigrams), L2-normalised again.
+fn words_only(vector: &Vector) -> Vector {
+    let words = vector.partition_point(|&(id, _)| id & BIGRAM == 0);
+    let mut out = vector[..words].to_vec();
+    let norm = out.iter().map(|(_, w)| w * w).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        for (_, w) in &mut out {
+            *w /= norm;
+        }
+    }
+    out
+}
+
+/// Words remembered with their term ids before the memory starts over (the ids stay).
+const WORD_CACHE: usize = 200_000;
+
+/// The bit that marks a term id as a bigram's. Bigrams weigh in cosines but are not indexed:
+/// candidates come from words.
+const BIGRAM: u32 = 1 << 31;
+
 #[derive(Debug, Default)]
 struct Centroid {
     weights: FxHashMap<u32, f32>,
     norm2: f32,
+    /// Items added (a merged cluster's included).
+    items: u32,
     updated: Millis,
     retired: bool,
 }
 
 impl Centroid {
     fn add(&mut self, vector: &Vector, at: Millis) {
+        self.items += 1;
         for &(term, weight) in vector {
             let w = self.weights.entry(term).or_insert(0.0);
             self.norm2 += 2.0 * *w * weight + weight * weight;
@@ -111,14 +158,24 @@ impl Centroid {
         self.updated = self.updated.max(at);
     }
 
+    /// Cosine to `vector` (sorted by id: words first, then bigrams). A bigram is in a cluster
+    /// only with its two words, so when fewer than two words matched, the bigrams are not
+    /// looked up (most candidates share a single word).
     fn cosine(&self, vector: &Vector) -> f32 {
         if self.norm2 <= 0.0 {
             return 0.0;
         }
-        let dot: f32 = vector
-            .iter()
-            .filter_map(|(term, weight)| self.weights.get(term).map(|w| w * weight))
-            .sum();
+        let mut dot = 0.0;
+        let mut words = 0;
+        for (term, weight) in vector {
+            if term & BIGRAM != 0 && words < 2 {
+                break;
+            }
+            if let Some(w) = self.weights.get(term) {
+                dot += w * weight;
+                words += 1;
+            }
+        }
         dot / self.norm2.sqrt()
     }
 }
@@ -136,13 +193,8 @@ struct Level {
 }
 
 impl Level {
-    /// The best cluster for `vector` among those sharing one of `lookup` terms, if its cosine
-    /// reaches `threshold`. Ties go to the older cluster.
-    fn best(&mut self, vector: &Vector, lookup: &[u32], threshold: f32) -> Option<u32> {
-        self.best_except(vector, lookup, threshold, None)
-    }
-
-    /// Like [`Level::best`], ignoring cluster `except`.
+    /// The closest cluster to `vector` among those sharing one of `lookup` terms (but
+    /// `except`), if its cosine reaches `threshold`. Ties go to the older cluster.
     fn best_except(
         &mut self,
         vector: &Vector,
@@ -190,6 +242,40 @@ impl Level {
         best
     }
 
+    /// The two closest clusters to `vector` among those sharing one of `lookup` terms, with
+    /// their cosines, in the order of [`Level::best_scored`] (ties: the older first).
+    fn best_two(&mut self, vector: &Vector, lookup: &[u32]) -> [Option<(f32, u32)>; 2] {
+        self.generation = self.generation.wrapping_add(1);
+        self.stamps.resize(self.clusters.len(), 0);
+        let better = |(c, id): (f32, u32), than: Option<(f32, u32)>| {
+            than.is_none_or(|(b, bid)| c > b || (c == b && id < bid))
+        };
+        let mut top = [None, None];
+        for term in lookup {
+            let Some(ids) = self.index.get(term) else {
+                continue;
+            };
+            for &id in ids {
+                let stamp = &mut self.stamps[id as usize];
+                if *stamp == self.generation {
+                    continue;
+                }
+                *stamp = self.generation;
+                let cluster = &self.clusters[id as usize];
+                if cluster.retired {
+                    continue;
+                }
+                let scored = (cluster.cosine(vector), id);
+                if better(scored, top[0]) {
+                    top = [Some(scored), top[0]];
+                } else if better(scored, top[1]) {
+                    top[1] = Some(scored);
+                }
+            }
+        }
+        top
+    }
+
     fn create(&mut self, vector: &Vector, at: Millis) -> u32 {
         let id = self.clusters.len() as u32;
         self.clusters.push(Centroid::default());
@@ -200,7 +286,7 @@ impl Level {
     fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
         let cluster = &mut self.clusters[id as usize];
         for &(term, _) in vector {
-            if !cluster.weights.contains_key(&term) {
+            if term & BIGRAM == 0 && !cluster.weights.contains_key(&term) {
                 self.index.entry(term).or_default().push(id);
             }
         }
@@ -228,7 +314,7 @@ impl Level {
         let cluster = &mut self.clusters[id as usize];
         cluster.retired = true;
         let weights = std::mem::take(&mut cluster.weights);
-        for term in weights.keys() {
+        for term in weights.keys().filter(|&&term| term & BIGRAM == 0) {
             if let Some(ids) = self.index.get_mut(term) {
                 ids.retain(|&other| other != id);
                 if ids.is_empty() {
@@ -261,8 +347,10 @@ impl Level {
     /// Merges cluster `from` into `into`.
     fn merge(&mut self, into: u32, from: u32) {
         let updated = self.clusters[from as usize].updated;
+        let items = self.clusters[from as usize].items;
         let weights: Vector = self.drop_cluster(from).into_iter().collect();
         self.add(into, &weights, updated);
+        self.clusters[into as usize].items += items - 1;
     }
 }
 
@@ -280,7 +368,13 @@ pub struct Clusterer {
     params: ClusterParams,
     analyzer: Analyzer,
     terms: FxHashMap<String, u32>,
+    /// Term ids of the bigrams: (first stem's id, second stem's id) → id, [`BIGRAM`] set.
+    bigrams: FxHashMap<(u32, u32), u32>,
     df: Vec<u32>,
+    /// Document frequencies of the bigrams, by id without [`BIGRAM`].
+    bigram_df: Vec<u32>,
+    /// Word → term id (`None`: no term) for English, Russian and other words.
+    word_ids: [FxHashMap<String, Option<u32>>; 3],
     n: u32,
     events: Level,
     stories: Level,
@@ -303,7 +397,10 @@ impl Clusterer {
             params,
             analyzer: Analyzer::new(),
             terms: FxHashMap::default(),
+            bigrams: FxHashMap::default(),
             df: Vec::new(),
+            bigram_df: Vec::new(),
+            word_ids: Default::default(),
             n: 0,
             events: Level::default(),
             stories: Level::default(),
@@ -367,15 +464,20 @@ impl Clusterer {
             return assignment;
         }
 
-        let vector = self.vector(&self.analyzer.terms_of_words(&words, lang));
+        let ids = self.term_ids(&words, lang);
+        let vector = self.vector(&ids);
         let lookup = self.lookup(&vector);
+        // Events compare words; stories words and bigrams.
+        let words_vector = words_only(&vector);
         let title_terms = match self.params.title_fuzzy {
             Some(_) => self.analyzer.terms(title, lang),
             None => Vec::new(),
         };
-        let assignment = match self.event_for(&vector, &lookup, &title_terms) {
+        // The closest story but the item's own, for merging: `None` means "look it up".
+        let mut other_story: Option<Option<(f32, u32)>> = None;
+        let assignment = match self.event_for(&words_vector, &lookup, &title_terms) {
             Some(event) => {
-                self.events.add(event, &vector, at);
+                self.events.add(event, &words_vector, at);
                 let story = self.story(self.event_story[event as usize]);
                 self.stories.add(story, &vector, at);
                 Assignment {
@@ -385,17 +487,19 @@ impl Clusterer {
                 }
             }
             None => {
-                let event = self.events.create(&vector, at);
+                let event = self.events.create(&words_vector, at);
                 self.event_titles.push(title_terms);
-                let story = match self
-                    .stories
-                    .best(&vector, &lookup, self.params.story_threshold)
-                {
-                    Some(story) => {
+                // One scan gives the story to join and the runner-up to merge with: adding
+                // the item changes its own story's centroid only.
+                let [first, second] = self.stories.best_two(&vector, &lookup);
+                let story = match first.filter(|&scored| self.joins_story(scored)) {
+                    Some((_, story)) => {
                         self.stories.add(story, &vector, at);
+                        other_story = Some(second);
                         story
                     }
                     None => {
+                        other_story = Some(first);
                         self.story_parent.push(self.stories.clusters.len() as u32);
                         self.stories.create(&vector, at)
                     }
@@ -409,7 +513,7 @@ impl Clusterer {
             }
         };
         let assignment = Assignment {
-            story: self.merge_stories(assignment.story, &vector, &lookup),
+            story: self.merge_stories(assignment.story, &vector, &lookup, other_story),
             ..assignment
         };
         self.lsh.insert(arrival, &bands);
@@ -439,6 +543,14 @@ impl Clusterer {
             .then_some(event)
     }
 
+    /// Whether a new event joins its closest story, at this cosine: at `story_threshold`, or
+    /// at `big_story_threshold` when the story holds `big_story` items or more.
+    fn joins_story(&self, (cosine, story): (f32, u32)) -> bool {
+        cosine >= self.params.story_threshold
+            || (cosine >= self.params.big_story_threshold
+                && self.stories.clusters[story as usize].items >= self.params.big_story)
+    }
+
     /// The story a story id now stands for (after merges).
     pub fn story(&self, mut id: u32) -> u32 {
         while let Some(&parent) = self.story_parent.get(id as usize) {
@@ -452,12 +564,22 @@ impl Clusterer {
 
     /// When the item in `story` is also close to another story and the two centroids are
     /// close, the smaller story merges into the larger. Returns the item's story after it.
-    fn merge_stories(&mut self, story: u32, vector: &Vector, lookup: &[u32]) -> u32 {
+    /// `other` is the closest other story with its cosine, if already known.
+    fn merge_stories(
+        &mut self,
+        story: u32,
+        vector: &Vector,
+        lookup: &[u32],
+        other: Option<Option<(f32, u32)>>,
+    ) -> u32 {
         let threshold = self.params.story_threshold;
-        let Some(other) = self
-            .stories
-            .best_except(vector, lookup, threshold, Some(story))
-        else {
+        let other = match other {
+            Some(known) => known.filter(|&(c, _)| c >= threshold).map(|(_, id)| id),
+            None => self
+                .stories
+                .best_except(vector, lookup, threshold, Some(story)),
+        };
+        let Some(other) = other else {
             return story;
         };
         if self.stories.centroid_cosine(story, other) < self.params.merge_threshold {
@@ -485,28 +607,79 @@ impl Clusterer {
         })
     }
 
-    /// The item's tf·idf vector, counting it into the document frequencies first.
-    fn vector(&mut self, terms: &[String]) -> Vector {
-        let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
-        for term in terms {
-            let next = self.terms.len() as u32;
-            let id = *self.terms.entry(term.clone()).or_insert(next);
-            if id == next {
-                self.df.push(0);
+    /// The term ids of `words` in `lang`, in order: the words' stems (stop words and
+    /// one-letter words dropped, as [`Analyzer::terms_of_words`] does), each word stemmed once
+    /// and then remembered.
+    fn term_ids(&mut self, words: &[String], lang: Lang) -> Vec<u32> {
+        let cache = match lang {
+            Lang::English => 0,
+            Lang::Russian => 1,
+            Lang::Other => 2,
+        };
+        let mut ids = Vec::with_capacity(words.len());
+        for word in words {
+            if let Some(&known) = self.word_ids[cache].get(word) {
+                ids.extend(known);
+                continue;
             }
+            let stem = self
+                .analyzer
+                .terms_of_words(std::slice::from_ref(word), lang)
+                .pop();
+            let id = stem.map(|stem| match self.terms.get(&stem) {
+                Some(&id) => id,
+                None => {
+                    let id = self.df.len() as u32;
+                    self.terms.insert(stem, id);
+                    self.df.push(0);
+                    id
+                }
+            });
+            if self.word_ids[cache].len() >= WORD_CACHE {
+                self.word_ids[cache].clear();
+            }
+            self.word_ids[cache].insert(word.clone(), id);
+            ids.extend(id);
+        }
+        ids
+    }
+
+    /// The tf·idf vector of an item of terms `ids` (and their bigrams), counting it into the
+    /// document frequencies first.
+    fn vector(&mut self, ids: &[u32]) -> Vector {
+        let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut previous: Option<u32> = None;
+        for &id in ids {
             *counts.entry(id).or_insert(0) += 1;
+            if self.params.bigrams {
+                if let Some(first) = previous {
+                    let next = BIGRAM | self.bigram_df.len() as u32;
+                    let bigram = *self.bigrams.entry((first, id)).or_insert(next);
+                    if bigram == next {
+                        self.bigram_df.push(0);
+                    }
+                    *counts.entry(bigram).or_insert(0) += 1;
+                }
+                previous = Some(id);
+            }
         }
         self.n += 1;
         for &id in counts.keys() {
-            self.df[id as usize] += 1;
+            *self.df_mut(id) += 1;
         }
         let max = counts.values().copied().max().unwrap_or(1) as f32;
         let n = self.n as f32;
+        let power = self.params.idf_power;
         let mut vector: Vector = counts
             .into_iter()
             .map(|(id, f)| {
                 let tf = 0.5 + 0.5 * f as f32 / max;
-                let idf = (n / self.df[id as usize] as f32).ln();
+                let idf = (n / *self.df_mut(id) as f32).ln();
+                let idf = match power {
+                    1.0 => idf,
+                    0.5 => idf.max(0.0).sqrt(),
+                    _ => idf.max(0.0).powf(power),
+                };
                 (id, tf * idf)
             })
             .filter(|&(_, w)| w > 0.0)
@@ -521,9 +694,23 @@ impl Clusterer {
         vector
     }
 
-    /// The item's highest weighted terms, for candidate lookup.
+    /// The document frequency of term `id`, word or bigram.
+    fn df_mut(&mut self, id: u32) -> &mut u32 {
+        if id & BIGRAM == 0 {
+            &mut self.df[id as usize]
+        } else {
+            &mut self.bigram_df[(id & !BIGRAM) as usize]
+        }
+    }
+
+    /// The item's highest weighted words (not bigrams: a cluster sharing a bigram shares
+    /// its words), for candidate lookup.
     fn lookup(&self, vector: &Vector) -> Vec<u32> {
-        let mut terms = vector.clone();
+        let mut terms: Vector = vector
+            .iter()
+            .copied()
+            .filter(|&(id, _)| id & BIGRAM == 0)
+            .collect();
         terms.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         terms
             .into_iter()
@@ -544,5 +731,138 @@ impl Clusterer {
             self.lsh.remove_oldest();
             self.kept.remove(&arrival);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(clusterer: &mut Clusterer, words: &[&str]) -> Vec<u32> {
+        let words: Vec<String> = words.iter().map(|word| word.to_string()).collect();
+        clusterer.term_ids(&words, Lang::Other)
+    }
+
+    /// A big story takes a new event at a lower cosine: with the defaults (0.12, or 0.06 from
+    /// 10 items on), a story of 10 items takes one at 0.07 and a story of 9 does not; merged
+    /// stories count their items together.
+    #[test]
+    fn big_stories_take_new_events_at_a_lower_cosine() {
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let vector = vec![(0, 1.0)];
+        let big = clusterer.stories.create(&vector, 0);
+        let small = clusterer.stories.create(&vector, 0);
+        for _ in 0..8 {
+            clusterer.stories.add(big, &vector, 0);
+            clusterer.stories.add(small, &vector, 0);
+        }
+        clusterer.stories.add(big, &vector, 0);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 10);
+        assert_eq!(clusterer.stories.clusters[small as usize].items, 9);
+        assert!(clusterer.joins_story((0.07, big)));
+        assert!(!clusterer.joins_story((0.07, small)));
+        assert!(!clusterer.joins_story((0.05, big)));
+        assert!(!clusterer.joins_story((0.11, small)));
+        assert!(clusterer.joins_story((0.12, small)));
+        clusterer.stories.merge(big, small);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 19);
+    }
+
+    /// Events see the words of a vector, normalised again: 0.3 and 0.4 become 0.6 and 0.8.
+    #[test]
+    fn event_vectors_are_the_words_renormalised() {
+        let vector = vec![(0, 0.3), (7, 0.4), (BIGRAM, 0.866), (BIGRAM | 3, 0.1)];
+        let words = words_only(&vector);
+        assert_eq!(words.len(), 2);
+        assert_eq!(words[0].0, 0);
+        assert_eq!(words[1].0, 7);
+        assert!((words[0].1 - 0.6).abs() < 1e-6);
+        assert!((words[1].1 - 0.8).abs() < 1e-6);
+        assert!(words_only(&vec![(BIGRAM, 1.0)]).is_empty());
+    }
+
+    /// Words become term ids through their stems, once each: stop words and one-letter words
+    /// have none, and inflections of one stem share one.
+    #[test]
+    fn words_map_to_the_ids_of_their_stems() {
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let words: Vec<String> = ["the", "officials", "a", "official", "taper", "officials"]
+            .iter()
+            .map(|word| word.to_string())
+            .collect();
+        let ids = clusterer.term_ids(&words, Lang::English);
+        assert_eq!(ids, [0, 0, 1, 0]);
+        assert_eq!(clusterer.terms["offici"], 0);
+        assert_eq!(clusterer.terms["taper"], 1);
+        // Remembered: the same answer without the stemmer.
+        assert_eq!(clusterer.word_ids[0]["officials"], Some(0));
+        assert_eq!(clusterer.word_ids[0]["the"], None);
+        assert_eq!(clusterer.term_ids(&words, Lang::English), ids);
+    }
+
+    /// Bigrams are terms with their own document frequencies, weighted like words, and left
+    /// out of candidate lookup. Worked by hand: idf = ln(N / df) over the items so far.
+    #[test]
+    fn bigrams_are_weighted_terms_but_not_looked_up() {
+        let mut clusterer = Clusterer::new(ClusterParams {
+            idf_power: 1.0,
+            ..ClusterParams::default()
+        });
+        // N = 1: every df is 1, every idf ln 1 = 0: no weight at all.
+        let (a, b, c) = (
+            ids(&mut clusterer, &["aa"])[0],
+            ids(&mut clusterer, &["bb"])[0],
+            ids(&mut clusterer, &["cc"])[0],
+        );
+        assert!(clusterer.vector(&[a, b]).is_empty());
+        // N = 2: a (df 2) weighs nothing; c and the bigram "a c" (df 1) ln 2 each.
+        let second = clusterer.vector(&[a, c]);
+        assert_eq!(second.len(), 2);
+        assert_eq!(second.iter().filter(|(id, _)| id & BIGRAM != 0).count(), 1);
+        for (_, weight) in &second {
+            assert!((weight - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        }
+        // N = 3: b, c and "a b" have df 2 (ln 1.5), "b c" df 1 (ln 3);
+        // norm² = 3 · ln²1.5 + ln²3.
+        let third = clusterer.vector(&[a, b, c]);
+        let norm = (3.0 * 1.5f32.ln().powi(2) + 3f32.ln().powi(2)).sqrt();
+        let bc = clusterer.bigrams[&(b, c)];
+        let weight = |id: u32| third.iter().find(|(term, _)| *term == id).unwrap().1;
+        assert!((weight(b) - 1.5f32.ln() / norm).abs() < 1e-6);
+        assert!((weight(bc) - 3f32.ln() / norm).abs() < 1e-6);
+        assert!((weight(bc) - 0.842_559).abs() < 1e-5);
+        assert_eq!(third.len(), 4);
+        // Lookup takes words only, highest weighted first (ties: lower id).
+        assert_eq!(clusterer.lookup(&third), [b, c]);
+
+        // The default idf power ½: the same items weigh √idf, so "b c" weighs
+        // √ln 3 / √(3 · ln 1.5 + ln 3) = 0.688 881.
+        let mut damped = Clusterer::new(ClusterParams::default());
+        let (a, b, c) = (
+            ids(&mut damped, &["aa"])[0],
+            ids(&mut damped, &["bb"])[0],
+            ids(&mut damped, &["cc"])[0],
+        );
+        damped.vector(&[a, b]);
+        damped.vector(&[a, c]);
+        let third = damped.vector(&[a, b, c]);
+        let bc = damped.bigrams[&(b, c)];
+        let weight = third.iter().find(|(term, _)| *term == bc).unwrap().1;
+        assert!((weight - 0.688_881).abs() < 1e-5, "{weight}");
+
+        // Words only: no bigram ids at all.
+        let mut words_only = Clusterer::new(ClusterParams {
+            bigrams: false,
+            ..ClusterParams::default()
+        });
+        let (a, b, c) = (
+            ids(&mut words_only, &["aa"])[0],
+            ids(&mut words_only, &["bb"])[0],
+            ids(&mut words_only, &["cc"])[0],
+        );
+        words_only.vector(&[a, b]);
+        let vector = words_only.vector(&[a, c]);
+        assert_eq!(vector.len(), 1);
+        assert!((vector[0].1 - 1.0).abs() < 1e-6);
     }
 }

@@ -134,9 +134,11 @@ impl LshIndex {
             .seeds
             .iter()
             .map(|&seed| {
+                // Shingles are FNV hashes already: one multiplication by the function's odd
+                // seed permutes them (a bijection on 64 bits), a different order per seed.
                 shingles
                     .iter()
-                    .map(|&s| splitmix(s ^ seed))
+                    .map(|&s| s.wrapping_mul(seed))
                     .min()
                     .unwrap_or(u64::MAX)
             })
