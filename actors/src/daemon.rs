@@ -14,16 +14,18 @@ use tracing::{info, warn};
 
 use crate::clusterer::{Clusterer, SharedStories};
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
+use crate::ferret_advisor::{DiscoveryBoard, FerretAdvisor};
 use crate::generalizer::{Generalizer, LighthouseBoard};
 use crate::instance::Handle;
 use crate::listing_board::ListingBoard;
 use crate::messages::{
-    Envelope, GeneralizeNow, PagesByHittage, RecordFeedback, RecordRunStarted, RecordRunStopped,
+    Envelope, GeneralizeNow, PagesByHittage, Recommendations, RecordFeedback, RecordRunStarted,
+    RecordRunStopped,
 };
 use crate::on_air_detector::{OnAirDetector, Wiring};
 use crate::page_db::PageDb;
 use crate::pool::{Pool, Route};
-use crate::roles::{Ferret, FerretAdvisor, Filter, FilterAdvisor, Mapmaker, OffAirDetector};
+use crate::roles::{Ferret, Filter, FilterAdvisor, Mapmaker, OffAirDetector};
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
 
@@ -85,10 +87,14 @@ pub struct DiscoveryRoutes {
     pub feedback: Route<RecordFeedback>,
     /// PageDb, for the pages by hittage.
     pub pages: Route<PagesByHittage>,
+    /// PageDb, for the recommendations.
+    pub recommendations: Route<Recommendations>,
     /// The Generalizer (instance 0), to recompute after new feedback.
     pub generalize: Route<GeneralizeNow>,
     /// The latest lighthouses.
     pub lighthouses: LighthouseBoard,
+    /// The discovery loop's fingerprints and counts.
+    pub board: DiscoveryBoard,
 }
 
 /// Opens the store, builds the HTTP client and the feed book, and starts every pool under the
@@ -117,6 +123,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         Ok(PageDb::new(store))
     });
     let lighthouses = LighthouseBoard::default();
+    let discovery_board = DiscoveryBoard::default();
     builder
         .supervise(&pools.generalizer, policy(Role::Generalizer), {
             let wiring = crate::generalizer::Wiring {
@@ -150,8 +157,17 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         .supervise(&pools.filter_advisor, policy(Role::FilterAdvisor), |_| {
             Ok(FilterAdvisor)
         })
-        .supervise(&pools.ferret_advisor, policy(Role::FerretAdvisor), |_| {
-            Ok(FerretAdvisor)
+        .supervise(&pools.ferret_advisor, policy(Role::FerretAdvisor), {
+            let wiring = crate::ferret_advisor::Wiring {
+                settings: Arc::new(settings.clone()),
+                board: discovery_board.clone(),
+                load_feedback: pools.page_db.route(),
+                load_accepted: pools.page_db.route(),
+                load_fetched: pools.page_db.route(),
+                fetched_since: pools.page_db.route(),
+                upsert: pools.page_db.route(),
+            };
+            move |_| Ok(FerretAdvisor::new(wiring.clone()))
         })
         .supervise(
             &pools.off_air_detector,
@@ -188,8 +204,10 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
     let discovery = DiscoveryRoutes {
         feedback: pools.page_db.route(),
         pages: pools.page_db.route(),
+        recommendations: pools.page_db.route(),
         generalize: pools.generalizer.route(),
         lighthouses,
+        board: discovery_board,
     };
     Ok((
         runtime,

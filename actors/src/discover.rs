@@ -13,18 +13,18 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use ferret::config::{CrawlSettings, Settings};
 use ferret::discovery::bookmarks::read_likes;
-use ferret::discovery::engine::{
-    AcceptedPage, DiscoveryEvent, Engine, EngineCounts, EngineParams, RestoredPage,
-};
+use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent, Engine, EngineCounts, EngineParams};
 use ferret::discovery::features::Features;
 use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use ferret::discovery::page::{parse_page, PageDoc};
 use ferret::discovery::robots::RobotsOutcome;
+use ferret::stories::text::Analyzer;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use serde::Serialize;
 use url::Url;
 
+use crate::ferret_advisor::restored_page;
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::{PageRecord, Store};
 use crate::supervisor::unix_millis;
@@ -166,22 +166,16 @@ pub fn engine_params(settings: &Settings, crawl: &CrawlSettings) -> EngineParams
 /// Gives the engine what earlier runs left in the store: feedback, the map, and every URL
 /// fetched. Returns how many URLs it knows as fetched.
 pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
-    for feedback in store.load_feedback()? {
-        engine.feedback(feedback);
-    }
+    // Pages first: feedback on a page already fetched must not queue it again.
     for page in store.load_accepted()? {
-        let Some(fetched_at_ms) = page.fetched_at_ms else {
-            continue;
-        };
-        let features: Features = serde_json::from_str(&page.attributes).unwrap_or_default();
-        engine.restore_page(RestoredPage {
-            url: page.url,
-            title: page.title.unwrap_or_default(),
-            features,
-            links: page.links,
-            filter: page.approved_by_filter.and_then(|f| f.parse().ok()),
-            fetched_at_ms,
-        });
+        if let Some(restored) = restored_page(page) {
+            engine.restore_page(restored);
+        }
+    }
+    for page in store.load_fetched()? {
+        if let Some(restored) = restored_page(page) {
+            engine.restore_fetched(restored);
+        }
     }
     let fetched = store.fetched_since(0)?;
     for url in &fetched {
@@ -189,27 +183,43 @@ pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
             engine.mark_fetched(&url, 0);
         }
     }
+    for feedback in store.load_feedback()? {
+        engine.feedback(feedback);
+    }
     Ok(fetched.len())
 }
 
 /// Writes one event of the loop to the store.
 pub fn record(store: &mut Store, event: &DiscoveryEvent) -> anyhow::Result<()> {
-    let record = match event {
-        DiscoveryEvent::Fetched { url, title, at_ms } => {
-            if store.load_page(url)?.is_some_and(|p| p.accepted) {
-                return Ok(());
-            }
-            PageRecord {
-                title: Some(title.clone()).filter(|t| !t.is_empty()),
-                fetched_at_ms: Some(*at_ms),
-                ..PageRecord::new(url.clone())
-            }
-        }
-        DiscoveryEvent::Accepted(page) => accepted_record(page),
-        DiscoveryEvent::Discarded { .. } => return Ok(()),
-    };
-    store.upsert_pages(&[record])?;
+    if let Some(record) = page_record(event) {
+        store.upsert_pages(&[record])?;
+    }
     Ok(())
+}
+
+/// What the store keeps of an event: a page fetched (so that it is not fetched again), or a
+/// page accepted into the map.
+pub fn page_record(event: &DiscoveryEvent) -> Option<PageRecord> {
+    match event {
+        DiscoveryEvent::Fetched {
+            url,
+            title,
+            at_ms,
+            features,
+            links,
+        } => Some(PageRecord {
+            links: links.clone(),
+            title: Some(title.clone()).filter(|t| !t.is_empty()),
+            fetched_at_ms: Some(*at_ms),
+            attributes: features
+                .as_ref()
+                .and_then(|f| serde_json::to_string(f).ok())
+                .unwrap_or_else(|| "{}".into()),
+            ..PageRecord::new(url.clone())
+        }),
+        DiscoveryEvent::Accepted(page) => Some(accepted_record(page)),
+        DiscoveryEvent::Discarded { .. } => None,
+    }
 }
 
 /// The Mapmaker's record of an accepted page.
@@ -228,13 +238,18 @@ pub fn accepted_record(page: &AcceptedPage) -> PageRecord {
     }
 }
 
+thread_local! {
+    /// Each worker thread's text pipeline (its stem cache is per thread).
+    static ANALYZER: Analyzer = Analyzer::new();
+}
+
 /// The longest a batch waits for the next fetch to become allowed.
 const MAX_IDLE_WAIT_MS: i64 = 30_000;
 
 enum Done {
     Page {
         url: Url,
-        result: Result<Box<PageDoc>, String>,
+        result: Result<Box<(PageDoc, Features)>, String>,
     },
     Robots {
         host: String,
@@ -277,11 +292,13 @@ pub async fn drive(
                     running.push(tokio::spawn(async move {
                         let result = match fetcher.fetch(&url).await {
                             // Parsed here, on a worker thread, not in the loop.
-                            Ok(page) => Ok(Box::new(parse_page(
-                                &url,
-                                &page.body,
-                                page.content_type.as_deref(),
-                            ))),
+                            Ok(page) => {
+                                let doc =
+                                    parse_page(&url, &page.body, page.content_type.as_deref());
+                                let features =
+                                    ANALYZER.with(|analyzer| Features::computed(&doc, analyzer));
+                                Ok(Box::new((doc, features)))
+                            }
                             Err(err) => Err(err.to_string()),
                         };
                         Done::Page { url, result }
@@ -314,9 +331,10 @@ pub async fn drive(
         match joined.context("a fetch task panicked")? {
             Done::Robots { host, outcome } => engine.handle_robots(&host, outcome, now()),
             Done::Page { url, result } => match result {
-                Ok(doc) => {
+                Ok(page) => {
                     fetched.push(url.to_string());
-                    engine.handle_page(*doc, now());
+                    let (doc, features) = *page;
+                    engine.handle_page_with(doc, features, now());
                 }
                 Err(err) => {
                     tracing::debug!(%url, error = %err, "Fetch failed.");

@@ -10,6 +10,8 @@
 //! | `GET /api/stories?limit=N` | the stories, ranked, each with its events and items (default 50) |
 //! | `POST /api/feedback` | `{"url", "kind": "visit"\|"dwell"\|"like"\|"dislike", "seconds"?, "at"?}` (`seconds` for a dwell only; `at` RFC 3339, default now) → 202 with the stored event, or 400 `{"error"}` |
 //! | `GET /api/pages?sort=hittage&limit=N` | pages by hittage in the latest computation, highest first ([`PageHittage`](crate::storage::PageHittage); default 50) |
+//! | `GET /api/recommendations?limit=N` | accepted pages you have given no feedback on, highest hittage first, then newest (default 50) |
+//! | `GET /api/fingerprints` | the discovery loop's ferret fingerprints (kind, representative, threshold, fetched/approved/accepted), filter fingerprints (vector, thresholds, reliability) and counts |
 //! | `GET /api/lighthouses` | the latest lighthouses: `{"computation", "lighthouses": [[url, hittage], …]}`, or `null` before the first computation |
 //! | `GET /api/events` | server-sent events: one `data:` line per On Air / Off Air, as in the events file |
 //! | `GET /api/actors` | `[{"role","instance","restarts","handled"}, …]`, every running instance |
@@ -27,7 +29,7 @@ use serde_json::json;
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
 
 use crate::daemon::Boards;
-use crate::messages::{Envelope, GeneralizeNow, PagesByHittage, RecordFeedback};
+use crate::messages::{Envelope, GeneralizeNow, PagesByHittage, Recommendations, RecordFeedback};
 use crate::supervisor::Runtime;
 
 struct ApiState {
@@ -66,6 +68,8 @@ pub fn serve(
             .route("/api/feedback", web::post().to(feedback))
             .route("/api/pages", web::get().to(pages))
             .route("/api/lighthouses", web::get().to(lighthouses))
+            .route("/api/recommendations", web::get().to(recommendations))
+            .route("/api/fingerprints", web::get().to(fingerprints))
             .route("/api/actors/{role}/{instance}/ping", web::post().to(ping));
         if fault_injection {
             app = app.route("/api/actors/{role}/{instance}/panic", web::post().to(panic));
@@ -185,6 +189,23 @@ async fn feedback(state: web::Data<ApiState>, body: web::Bytes) -> HttpResponse 
 struct PagesQuery {
     sort: Option<String>,
     limit: Option<usize>,
+}
+
+async fn recommendations(
+    state: web::Data<ApiState>,
+    query: web::Query<PagesQuery>,
+) -> HttpResponse {
+    let limit = query.limit.unwrap_or(50).min(1_000);
+    let ask = Envelope::new(Recommendations { limit });
+    match state.boards.discovery.recommendations.send(ask).await {
+        Ok(Ok(pages)) => HttpResponse::Ok().json(pages),
+        Ok(Err(err)) => error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string()),
+        Err(err) => error(StatusCode::SERVICE_UNAVAILABLE, err.to_string()),
+    }
+}
+
+async fn fingerprints(state: web::Data<ApiState>) -> HttpResponse {
+    HttpResponse::Ok().json(state.boards.discovery.board.snapshot())
 }
 
 async fn pages(state: web::Data<ApiState>, query: web::Query<PagesQuery>) -> HttpResponse {

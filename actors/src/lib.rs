@@ -39,6 +39,7 @@ mod event_sink;
 pub mod feed_book;
 pub mod feed_fetcher;
 pub mod feedback_cmd;
+pub mod ferret_advisor;
 pub mod generalizer;
 pub mod http;
 pub mod http_client;

@@ -207,11 +207,26 @@ pub struct UpsertPages {
     pub pages: Vec<PageRecord>,
 }
 
+/// Asks for recommendations: accepted pages the user has not given feedback on, best first.
+/// Sent by the HTTP API (`GET /api/recommendations`).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<PageHittage>, StoreError>")]
+pub struct Recommendations {
+    /// At most this many.
+    pub limit: usize,
+}
+
 /// Asks for the map: every accepted page with its links. Sent by the discovery loop when it
 /// starts (also after a restart), to resume where it was.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Vec<PageRecord>, StoreError>")]
 pub struct LoadAccepted;
+
+/// Asks for the pages fetched but not accepted, with their features and links. Sent with
+/// [`LoadAccepted`].
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<PageRecord>, StoreError>")]
+pub struct LoadFetched;
 
 /// Asks for the URLs of pages fetched at or after a time. Sent by a crawler when it starts, so
 /// that it does not fetch them again; the reply lists them, oldest fetch first.

@@ -28,14 +28,19 @@ awaiting_behaviour! {
     /// read budget on both, and the reads that prove an Off Air are the same pages that show
     /// On Airs, so splitting them over two actors would only add a hop per page.
     OffAirDetector => Role::OffAirDetector;
-    /// Builds ferret fingerprints from lighthouse groups. Behaviour: the discovery issue (#6).
-    FerretAdvisor => Role::FerretAdvisor;
-    /// Builds filter fingerprints per lighthouse. Behaviour: the discovery issue (#6).
+    /// Builds filter fingerprints per lighthouse. Its behaviour runs inside the discovery
+    /// loop that the FerretAdvisor hosts ([`crate::ferret_advisor`]): the core's `Engine`
+    /// rebuilds the filters between fetches, where the fetched pages' features are.
     FilterAdvisor => Role::FilterAdvisor;
-    /// Crawls the links of representative pages. Behaviour: the discovery issue (#6).
+    /// Crawls the links of representative pages. Its behaviour (a fingerprint at random, its
+    /// representative's links fetched many at once) runs inside the discovery loop that the
+    /// FerretAdvisor hosts ([`crate::ferret_advisor`]).
     Ferret => Role::Ferret;
-    /// Votes on approved pages. Behaviour: the discovery issue (#6).
+    /// Votes on approved pages. Its behaviour runs inside the discovery loop that the
+    /// FerretAdvisor hosts ([`crate::ferret_advisor`]).
     Filter => Role::Filter;
-    /// Completes accepted pages and adds them to the map. Behaviour: the discovery issue (#6).
+    /// Completes accepted pages and adds them to the map. Its behaviour (the features not
+    /// computed yet, then the page and its links to PageDb) runs inside the discovery loop that
+    /// the FerretAdvisor hosts ([`crate::ferret_advisor`]).
     Mapmaker => Role::Mapmaker;
 }

@@ -97,6 +97,11 @@ pub enum DiscoveryEvent {
         title: String,
         /// When.
         at_ms: i64,
+        /// Its features, complete, and its links (none when the fetch failed): the store
+        /// keeps them so that a restarted loop can judge the page without fetching it again.
+        features: Option<Box<Features>>,
+        /// See `features`.
+        links: Vec<String>,
     },
     /// A page passed a filter (or was liked) and enters the map with its links.
     Accepted(Box<AcceptedPage>),
@@ -330,6 +335,18 @@ impl Engine {
         self.map.insert(key);
     }
 
+    /// Restores a page fetched but not accepted (its features complete): fingerprints to
+    /// come can judge it without fetching it again.
+    pub fn restore_fetched(&mut self, page: RestoredPage) {
+        let url = page.url.clone();
+        self.restore_page(page);
+        if let Some(cached) = self.cache.get_mut(&url) {
+            cached.accepted = false;
+        }
+        self.map.remove(&url);
+        self.passed_by.remove(&url);
+    }
+
     /// Tells the loop `url` was fetched at `at_ms` (by an earlier run): it is not fetched again.
     pub fn mark_fetched(&mut self, url: &url::Url, at_ms: i64) {
         self.frontier.mark_fetched(url, ms(at_ms));
@@ -337,17 +354,23 @@ impl Engine {
 
     /// What to fetch next, if anything may be fetched at `now_ms`.
     pub fn poll_fetch(&mut self, now_ms: i64) -> Option<FetchOrder> {
-        // With nothing left to run on what the last rebuild knew, rebuild on what came since
-        // (or, in the map's stead, on the pages nearest to it), until something is queued.
+        self.run_ferrets(now_ms);
+        if let Some(order) = self.frontier.poll(ms(now_ms)) {
+            return Some(order);
+        }
+        // Nothing to fetch now, and no answer on its way: rebuild on what came since the
+        // last rebuild (or, in the map's stead, on the pages nearest to it) until something
+        // can be fetched.
         for _ in 0..IDLE_REBUILDS {
-            if self.run_ferrets(now_ms) || !self.frontier.is_idle() {
+            if self.frontier.stats().in_flight > 0 || self.rebuild(now_ms) == 0 {
                 break;
             }
-            if self.rebuild(now_ms) == 0 {
-                break;
+            self.run_ferrets(now_ms);
+            if let Some(order) = self.frontier.poll(ms(now_ms)) {
+                return Some(order);
             }
         }
-        self.frontier.poll(ms(now_ms))
+        None
     }
 
     /// When [`Engine::poll_fetch`] may have something again, if it has nothing now.
@@ -410,25 +433,38 @@ impl Engine {
             url: url.to_string(),
             title: String::new(),
             at_ms: now_ms,
+            features: None,
+            links: Vec::new(),
         });
         self.waiting.remove(url.as_str());
     }
 
     /// A fetched page: cached, judged by the fingerprints waiting for it, voted on, mapped.
     pub fn handle_page(&mut self, doc: PageDoc, now_ms: i64) {
+        self.handle_page_with(doc, Features::default(), now_ms);
+    }
+
+    /// [`Engine::handle_page`] with features already computed (by the fetching side, in
+    /// parallel: features travel with the page); the loop computes the rest.
+    pub fn handle_page_with(&mut self, doc: PageDoc, mut features: Features, now_ms: i64) {
         self.frontier
             .fetched(&doc.url, ms(now_ms), FetchOutcome::Done);
         let url = doc.url.to_string();
         self.counts.fetched += 1;
-        let mut features = Features::default();
-        for kind in FeatureKind::OF_LINK {
-            features.ensure(kind, &doc, &self.analyzer);
-        }
         let liked = self.liked.contains(&url);
+        // Every feature, now: the page is kept with them, judged by fingerprints to come,
+        // and, after a restart, restored from them.
+        features.complete_from(&doc, &self.analyzer);
+        self.stats.add(&features);
+        if self.roots.contains(&url) || self.background_wanted.remove(&url) {
+            self.background.push(url.clone());
+        }
         self.events.push_back(DiscoveryEvent::Fetched {
             url: url.clone(),
             title: doc.title.clone(),
             at_ms: now_ms,
+            features: Some(Box::new(features.clone())),
+            links: doc.links.iter().map(|l| l.url.to_string()).collect(),
         });
         self.cache.insert(
             url.clone(),
@@ -441,9 +477,6 @@ impl Engine {
             },
         );
         self.fetched_order.push(url.clone());
-        if self.roots.contains(&url) || self.background_wanted.remove(&url) {
-            self.background.push(url.clone());
-        }
         if self.roots.contains(&url) {
             self.pick_background(&url, now_ms);
         }
@@ -591,7 +624,9 @@ impl Engine {
             .map(|(url, _)| url)
             .collect();
         self.hittage = computation.hittage.into_iter().collect();
-        if self.cache.len() < self.params.min_sample {
+        // Too few pages to sample from yet, unless nothing more is coming (a loop resumed
+        // from a small store).
+        if self.cache.len() < self.params.min_sample && self.frontier.stats().in_flight > 0 {
             return 0;
         }
         // The random sample, its features complete.
@@ -617,8 +652,8 @@ impl Engine {
             m.sort_unstable();
             m
         };
-        let exploring =
-            self.frontier.is_idle() && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id));
+        let exploring = self.frontier.stats().in_flight == 0
+            && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id));
         let mut candidates = mapped.clone();
         if exploring {
             candidates.extend(self.explorers(&self.lights));

@@ -169,6 +169,13 @@ impl Features {
         true
     }
 
+    /// Every feature of `page`.
+    pub fn computed(page: &PageDoc, analyzer: &Analyzer) -> Features {
+        let mut features = Features::default();
+        features.complete_from(page, analyzer);
+        features
+    }
+
     /// Computes every kind not computed yet (the Mapmaker's job).
     pub fn complete_from(&mut self, page: &PageDoc, analyzer: &Analyzer) -> usize {
         FeatureKind::ALL

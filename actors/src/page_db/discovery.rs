@@ -6,9 +6,9 @@ use ferret::discovery::hittage::Feedback;
 use super::PageDb;
 use crate::instance::{Cx, Handle};
 use crate::messages::{
-    FetchedSince, LoadAccepted, LoadFeedback, LoadFingerprints, LoadHittageHistory, LoadLinks,
-    LoadRepresentatives, PagesByHittage, RecordFeedback, RecordHittage, RecordRepresentatives,
-    SaveFingerprints, UpdateFingerprints, UpsertPages,
+    FetchedSince, LoadAccepted, LoadFeedback, LoadFetched, LoadFingerprints, LoadHittageHistory,
+    LoadLinks, LoadRepresentatives, PagesByHittage, Recommendations, RecordFeedback, RecordHittage,
+    RecordRepresentatives, SaveFingerprints, UpdateFingerprints, UpsertPages,
 };
 use crate::storage::{
     HittageComputation, PageHittage, PageRecord, Representative, StoreError, StoredFeedback,
@@ -38,6 +38,8 @@ store_handlers! {
     UpsertPages => Vec<i64>, |store, msg| store.upsert_pages(&msg.pages);
     FetchedSince => Vec<String>, |store, msg| store.fetched_since(msg.at_ms);
     LoadAccepted => Vec<PageRecord>, |store, _| store.load_accepted();
+    LoadFetched => Vec<PageRecord>, |store, _| store.load_fetched();
+    Recommendations => Vec<PageHittage>, |store, msg| store.recommendations(msg.limit);
     RecordFeedback => Vec<StoredFeedback>, |store, msg| store.record_feedback(&msg.events);
     LoadFeedback => Vec<Feedback>, |store, _| store.load_feedback();
     LoadLinks => Vec<(String, String)>, |store, _| store.load_links();

@@ -274,9 +274,19 @@ impl Store {
 
     /// The map: every accepted page with its links, by URL.
     pub fn load_accepted(&self) -> Result<Vec<PageRecord>, StoreError> {
-        let mut query = self
-            .conn
-            .prepare("SELECT url FROM pages WHERE accepted ORDER BY url")?;
+        self.load_where("accepted")
+    }
+
+    /// The pages fetched but not accepted whose attributes were kept, with their links, by
+    /// URL.
+    pub fn load_fetched(&self) -> Result<Vec<PageRecord>, StoreError> {
+        self.load_where("NOT accepted AND attributes <> '{}' AND fetched_at_ms IS NOT NULL")
+    }
+
+    fn load_where(&self, condition: &str) -> Result<Vec<PageRecord>, StoreError> {
+        let mut query = self.conn.prepare(&format!(
+            "SELECT url FROM pages WHERE {condition} ORDER BY url"
+        ))?;
         let urls: Vec<String> = query
             .query_map([], |row| row.get(0))?
             .collect::<Result<_, _>>()?;
@@ -459,6 +469,35 @@ impl Store {
                     coalesce(p.accepted, 0), p.fetched_at_ms
              FROM u LEFT JOIN pages p ON p.url = u.url LEFT JOIN h ON h.url = u.url
              ORDER BY 3 DESC, u.url
+             LIMIT ?1",
+        )?;
+        let pages = query
+            .query_map([limit.min(i64::MAX as usize) as i64], |row| {
+                Ok(PageHittage {
+                    url: row.get(0)?,
+                    title: row.get(1)?,
+                    hittage: row.get(2)?,
+                    lighthouse: row.get(3)?,
+                    accepted: row.get(4)?,
+                    fetched_at_ms: row.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(pages)
+    }
+
+    /// Recommendations: accepted pages the user has given no feedback on, highest hittage
+    /// in the latest computation first, then the most recently fetched.
+    pub fn recommendations(&self, limit: usize) -> Result<Vec<PageHittage>, StoreError> {
+        let mut query = self.conn.prepare(
+            "WITH latest AS (SELECT max(computation) AS c FROM hittage_computations),
+                  h AS (SELECT url, value, lighthouse FROM hittage, latest
+                        WHERE computation = latest.c)
+             SELECT p.url, p.title, coalesce(h.value, 0.0), coalesce(h.lighthouse, 0),
+                    p.accepted, p.fetched_at_ms
+             FROM pages p LEFT JOIN h ON h.url = p.url
+             WHERE p.accepted AND p.url NOT IN (SELECT url FROM feedback)
+             ORDER BY 3 DESC, p.fetched_at_ms DESC, p.url
              LIMIT ?1",
         )?;
         let pages = query
