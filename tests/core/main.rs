@@ -8,6 +8,8 @@ mod feed;
 mod listing;
 // Discovery: hittage, lighthouses and feedback.
 mod discovery_hittage;
+// The discovery loop: features, advisors, filters, the loop on a two-topic site.
+mod discovery;
 // The stories core: metrics, shingles, text pipeline, determinism.
 mod stories;
 // The crawler's craft: URLs, pages, robots.txt, the frontier.

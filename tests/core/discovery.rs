@@ -1,0 +1,321 @@
+//! The discovery loop's core: features and their similarities on worked examples, the
+//! FerretAdvisor's fingerprints and exhaustion, the Filters' majority vote and reliability,
+//! and the whole loop on a two-topic site, against breadth-first, deterministically.
+
+use ferret::discovery::advisor::{FerretAdvisor, FerretAdvisorParams, Group, PageView};
+use ferret::discovery::engine::{DiscoveryEvent, Engine, EngineParams};
+use ferret::discovery::features::{similarity, FeatureKind, Features, TermStats};
+use ferret::discovery::filter::{FilterBank, FilterFeature, FilterFingerprint, FilterParams};
+use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
+use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use ferret::discovery::page::{extract_links, parse_page};
+use ferret::discovery::robots::RobotsOutcome;
+use ferret::stories::text::Analyzer;
+use url::Url;
+
+#[path = "../support/site.rs"]
+mod site;
+
+const BASE: &str = "http://site.test/";
+
+fn features_of(path: &str, analyzer: &Analyzer) -> Features {
+    let url = Url::parse(BASE).unwrap().join(path).unwrap();
+    let doc = parse_page(&url, site::get(path).unwrap().as_bytes(), Some("text/html"));
+    Features::computed(&doc, analyzer)
+}
+
+#[test]
+fn similarities_on_worked_examples() {
+    let analyzer = Analyzer::new();
+    let stats = TermStats::default();
+    let a = features_of("/ferret-1.html", &analyzer);
+    let b = features_of("/ferret-2.html", &analyzer);
+    let c = features_of("/cooking-5.html", &analyzer);
+    // URL tokens go through the text pipeline: one-character words drop, so both pages are
+    // {ferret}; `/ferrets.html` stems to the same.
+    assert_eq!(a.url_tokens.as_deref(), Some(&["ferret".to_string()][..]));
+    assert_eq!(similarity(FeatureKind::UrlTokens, &a, &b, &stats), 1.0);
+    let index = features_of("/ferrets.html", &analyzer);
+    assert_eq!(similarity(FeatureKind::UrlTokens, &a, &index, &stats), 1.0);
+    let recipe_12 = features_of("/cooking-12.html", &analyzer);
+    // {cook, 12} against {cook}: one of two.
+    let recipe_5 = features_of("/cooking-5.html", &analyzer);
+    assert_eq!(
+        similarity(FeatureKind::UrlTokens, &recipe_12, &recipe_5, &stats),
+        0.5
+    );
+    assert_eq!(similarity(FeatureKind::UrlTokens, &a, &c, &stats), 0.0);
+    // Same host, same language.
+    assert_eq!(similarity(FeatureKind::Host, &a, &c, &stats), 1.0);
+    assert_eq!(similarity(FeatureKind::Language, &a, &c, &stats), 1.0);
+    // Counts compare as min/max: 6 links against 5.
+    assert_eq!(a.links, Some(5));
+    assert_eq!(b.links, Some(6));
+    assert!((similarity(FeatureKind::Links, &a, &b, &stats) - 5.0 / 6.0).abs() < 1e-12);
+    // Body terms: a page is its own perfect match; the two topics share only the navigation
+    // words ("home", "next", "recipe" in the cross-links).
+    assert!((similarity(FeatureKind::BodyTerms, &a, &a, &stats) - 1.0).abs() < 1e-9);
+    let same_topic = similarity(FeatureKind::BodyTerms, &a, &b, &stats);
+    let other_topic = similarity(FeatureKind::BodyTerms, &a, &c, &stats);
+    assert!(same_topic > 0.5, "{same_topic}");
+    assert!(other_topic < 0.2, "{other_topic}");
+    // A feature not computed compares as 0.
+    assert_eq!(
+        similarity(FeatureKind::Size, &Features::default(), &a, &stats),
+        0.0
+    );
+}
+
+#[test]
+fn features_are_computed_lazily_and_travel_as_json() {
+    let analyzer = Analyzer::new();
+    let url = Url::parse("http://site.test/ferret-3.html").unwrap();
+    let doc = parse_page(&url, site::get("/ferret-3.html").unwrap().as_bytes(), None);
+    let mut features = Features::default();
+    assert!(features.ensure(FeatureKind::Images, &doc, &analyzer));
+    assert!(
+        !features.ensure(FeatureKind::Images, &doc, &analyzer),
+        "once only"
+    );
+    assert!(!features.complete());
+    assert_eq!(features.complete_from(&doc, &analyzer), 8);
+    assert!(features.complete());
+    let json = serde_json::to_string(&features).unwrap();
+    assert_eq!(serde_json::from_str::<Features>(&json).unwrap(), features);
+}
+
+#[test]
+fn a_feature_the_group_shares_and_the_sample_lacks_is_distinctive() {
+    let analyzer = Analyzer::new();
+    let pages: Vec<Features> = [
+        "/ferret-1.html",
+        "/ferret-2.html",
+        "/ferret-3.html",
+        "/ferret-4.html",
+    ]
+    .iter()
+    .map(|p| features_of(p, &analyzer))
+    .collect();
+    let sample: Vec<Features> = (1..=12)
+        .map(|n| features_of(&format!("/cooking-{n}.html"), &analyzer))
+        .collect();
+    let mut stats = TermStats::default();
+    for f in pages.iter().chain(&sample) {
+        stats.add(f);
+    }
+    let urls = ["a", "b", "c", "d"];
+    let views: Vec<PageView<'_>> = pages
+        .iter()
+        .zip(urls)
+        .map(|(features, url)| PageView {
+            url,
+            features,
+            hittage: 0.5,
+            fresh_links: 3,
+            links: 5,
+            size: 100,
+            history: Default::default(),
+        })
+        .collect();
+    let group = Group {
+        lighthouse: "a".into(),
+        members: vec![0, 1, 2, 3],
+    };
+    let advisor = FerretAdvisor::new(FerretAdvisorParams::default());
+    let sample_refs: Vec<&Features> = sample.iter().collect();
+    let kinds: Vec<FeatureKind> = advisor
+        .distinctive(&views, 0, &group, &sample_refs, &stats)
+        .into_iter()
+        .map(|(kind, threshold)| {
+            assert!(threshold > 0.0 && threshold < 1.0, "{kind:?} {threshold}");
+            kind
+        })
+        .collect();
+    assert!(kinds.contains(&FeatureKind::BodyTerms), "{kinds:?}");
+    assert!(kinds.contains(&FeatureKind::UrlTokens), "{kinds:?}");
+    // One host and one language for all: nothing to tell the group by.
+    assert!(!kinds.contains(&FeatureKind::Host), "{kinds:?}");
+    assert!(!kinds.contains(&FeatureKind::Language), "{kinds:?}");
+}
+
+#[test]
+fn a_fingerprint_whose_pages_are_never_accepted_is_flushed_after_its_window() {
+    let analyzer = Analyzer::new();
+    let lighthouse = features_of("/ferret-1.html", &analyzer);
+    let sample: Vec<Features> = (1..=8)
+        .map(|n| features_of(&format!("/cooking-{n}.html"), &analyzer))
+        .collect();
+    let stats = TermStats::default();
+    let views = [PageView {
+        url: "l",
+        features: &lighthouse,
+        hittage: 1.0,
+        fresh_links: 4,
+        links: 5,
+        size: 100,
+        history: Default::default(),
+    }];
+    let params = FerretAdvisorParams {
+        exhaustion_window: 4,
+        exhaustion_floor: 0.5,
+        ..FerretAdvisorParams::default()
+    };
+    let mut advisor = FerretAdvisor::new(params);
+    let sample_refs: Vec<&Features> = sample.iter().collect();
+    let made = advisor.rebuild(&views, &["l".to_string()], &sample_refs, &stats, 0);
+    assert!(!made.is_empty());
+    let id = made[0].id;
+    for _ in 0..3 {
+        advisor.record(id, true, false);
+    }
+    assert!(advisor.get(id).is_some(), "the window is not full yet");
+    advisor.record(id, true, false);
+    assert!(advisor.get(id).is_none(), "0 of 4 accepted: exhausted");
+    assert_eq!(advisor.flushed(), 1);
+    // Its representative is not tried again while it has a fingerprint in the pool.
+    let again = advisor.rebuild(&views, &["l".to_string()], &sample_refs, &stats, 1);
+    assert!(again.iter().all(|f| f.representative == "l"));
+}
+
+#[test]
+fn a_filter_passes_on_a_majority_and_loses_reliability_to_dislikes() {
+    let analyzer = Analyzer::new();
+    let rep = features_of("/ferret-1.html", &analyzer);
+    let stats = TermStats::default();
+    let filter = FilterFingerprint {
+        id: 1,
+        lighthouse: "l".into(),
+        representatives: vec![("l".into(), rep.clone())],
+        vector: vec![
+            FilterFeature {
+                kind: FeatureKind::UrlTokens,
+                threshold: 0.3,
+            },
+            FilterFeature {
+                kind: FeatureKind::Host,
+                threshold: 1.0,
+            },
+            FilterFeature {
+                kind: FeatureKind::Links,
+                threshold: 0.99,
+            },
+        ],
+        reliability: 1.0,
+        created_at_ms: 0,
+        passed: 0,
+    };
+    // /ferret-2: URL tokens ({ferret} both) and host pass, links 5/6 fails: 2 of 3.
+    let two = features_of("/ferret-2.html", &analyzer);
+    assert_eq!(filter.score(&two, &stats), (2, 3));
+    assert!(filter.passes(&two, &stats));
+    // A recipe: only the host: 1 of 3.
+    let recipe = features_of("/cooking-2.html", &analyzer);
+    assert_eq!(filter.score(&recipe, &stats), (1, 3));
+    assert!(!filter.passes(&recipe, &stats));
+
+    let mut bank = FilterBank::restore(FilterParams::default(), vec![filter]);
+    assert_eq!(bank.vote(&two, &stats), Some(1));
+    assert_eq!(bank.vote(&recipe, &stats), None);
+    assert!(bank.unreliable().is_empty());
+    bank.judge(1, Some(false));
+    bank.judge(1, Some(false));
+    bank.judge(1, Some(true));
+    assert!(bank.unreliable().is_empty(), "0.55 is still above 0.4");
+    bank.judge(1, Some(false));
+    assert_eq!(bank.unreliable(), vec!["l".to_string()]);
+}
+
+/// Runs the loop over the site on a virtual clock; the fetch order and the pages accepted.
+fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
+    let mut engine = Engine::new(EngineParams {
+        frontier: FrontierConfig {
+            min_interval_ms: 0,
+            max_in_flight_per_host: 8,
+            ..FrontierConfig::default()
+        },
+        seed,
+        ..EngineParams::default()
+    });
+    for like in ["ferret-1.html", "ferret-2.html"] {
+        engine.feedback(
+            Feedback::new(&format!("{BASE}{like}"), FeedbackKind::Like, None, 0).unwrap(),
+        );
+    }
+    let (mut fetched, mut accepted) = (Vec::new(), Vec::new());
+    let mut now = 1;
+    while fetched.len() < budget {
+        let Some(order) = engine.poll_fetch(now) else {
+            break;
+        };
+        now += 10;
+        match order {
+            FetchOrder::Robots { host, .. } => {
+                engine.handle_robots(&host, RobotsOutcome::Unavailable, now)
+            }
+            FetchOrder::Page { url, .. } => match site::get(url.path()) {
+                Some(html) => {
+                    fetched.push(url.path().to_string());
+                    engine.handle_page(parse_page(&url, html.as_bytes(), Some("text/html")), now);
+                }
+                None => engine.handle_failure(&url, now),
+            },
+        }
+        while let Some(event) = engine.poll_event() {
+            if let DiscoveryEvent::Accepted(page) = event {
+                accepted.push(Url::parse(&page.url).unwrap().path().to_string());
+            }
+        }
+    }
+    (fetched, accepted)
+}
+
+fn breadth_first(budget: usize) -> Vec<String> {
+    let mut queue: std::collections::VecDeque<String> = ["/ferret-1.html", "/ferret-2.html"]
+        .map(String::from)
+        .into();
+    let mut seen: std::collections::HashSet<String> = queue.iter().cloned().collect();
+    let mut fetched = Vec::new();
+    while let Some(path) = queue.pop_front() {
+        if fetched.len() == budget {
+            break;
+        }
+        let Some(html) = site::get(&path) else {
+            continue;
+        };
+        fetched.push(path.clone());
+        let url = Url::parse(BASE).unwrap().join(&path).unwrap();
+        for link in extract_links(&url, html.as_bytes()) {
+            if seen.insert(link.path().to_string()) {
+                queue.push_back(link.path().to_string());
+            }
+        }
+    }
+    fetched
+}
+
+#[test]
+fn the_loop_harvests_its_topic_better_than_breadth_first_and_accepts_it() {
+    let budget = 32;
+    let (fetched, accepted) = crawl(1, budget);
+    let harvest = |pages: &[String]| pages.iter().filter(|p| site::is_ferret(p)).count();
+    let bfs = breadth_first(budget);
+    assert_eq!(fetched.len(), budget);
+    assert!(
+        harvest(&fetched) > harvest(&bfs),
+        "ferret {} against breadth-first {} on-topic pages of {budget}: {fetched:?}",
+        harvest(&fetched),
+        harvest(&bfs)
+    );
+    assert!(
+        harvest(&fetched) >= site::FERRETS,
+        "every ferret page found: {fetched:?}"
+    );
+    let on_topic = accepted.iter().filter(|p| site::is_ferret(p)).count();
+    assert!(on_topic >= 4, "{accepted:?}");
+    assert!(
+        on_topic * 10 >= accepted.len() * 9,
+        "precision ≥ 0.9: {accepted:?}"
+    );
+    // The seed decides everything: the same seed, the same crawl.
+    assert_eq!(crawl(1, budget), (fetched, accepted));
+}
