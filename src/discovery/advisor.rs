@@ -362,7 +362,8 @@ impl FerretAdvisor {
         now_ms: i64,
     ) -> Vec<FerretFingerprint> {
         let fresh: FxHashMap<&str, u32> = pages.iter().map(|p| (p.url, p.fresh_links)).collect();
-        self.flush(|fp| fresh.get(fp.representative.as_str()).copied().unwrap_or(0) == 0);
+        // Spent: a representative (among those given) with no link left to fetch.
+        self.flush(|fp| fresh.get(fp.representative.as_str()) == Some(&0));
         let mut made = Vec::new();
         for group in groups(pages, lighthouses, stats) {
             for rep in self.representatives(pages, &group) {

@@ -362,7 +362,7 @@ impl Engine {
         // last rebuild (or, in the map's stead, on the pages nearest to it) until something
         // can be fetched.
         for _ in 0..IDLE_REBUILDS {
-            if self.frontier.stats().in_flight > 0 || self.rebuild(now_ms) == 0 {
+            if self.frontier.stats().in_flight > 0 || self.rebuild(now_ms, true) == 0 {
                 break;
             }
             self.run_ferrets(now_ms);
@@ -491,7 +491,7 @@ impl Engine {
         }
         self.since_rebuild += 1;
         if self.since_rebuild >= self.params.rebuild_every {
-            self.rebuild(now_ms);
+            self.rebuild(now_ms, false);
         }
     }
 
@@ -595,8 +595,9 @@ fn ensure(page: &mut CachedPage, kind: FeatureKind, analyzer: &Analyzer, stats: 
 impl Engine {
     /// Recomputes hittage and lighthouses (the Generalizer), then the fingerprints (the
     /// advisors).
-    /// Returns how many ferret fingerprints it made.
-    fn rebuild(&mut self, now_ms: i64) -> usize {
+    /// With `explore` (nothing can be fetched now, and nothing is on its way), also broadens
+    /// beyond the map. Returns how many ferret fingerprints it made.
+    fn rebuild(&mut self, now_ms: i64, explore: bool) -> usize {
         self.since_rebuild = 0;
         let links: Vec<(String, String)> = self
             .map
@@ -626,7 +627,7 @@ impl Engine {
         self.hittage = computation.hittage.into_iter().collect();
         // Too few pages to sample from yet, unless nothing more is coming (a loop resumed
         // from a small store).
-        if self.cache.len() < self.params.min_sample && self.frontier.stats().in_flight > 0 {
+        if self.cache.len() < self.params.min_sample && !self.frontier.is_idle() {
             return 0;
         }
         // The random sample, its features complete.
@@ -652,13 +653,12 @@ impl Engine {
             m.sort_unstable();
             m
         };
-        let exploring = self.frontier.stats().in_flight == 0
-            && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id));
-        let mut candidates = mapped.clone();
-        if exploring {
-            candidates.extend(self.explorers(&self.lights));
-        }
-        for url in sample_urls.iter().chain(&candidates) {
+        let explorers = if explore && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id)) {
+            self.explorers(&self.lights)
+        } else {
+            Vec::new()
+        };
+        for url in sample_urls.iter().chain(&mapped).chain(&explorers) {
             if let Some(page) = self.cache.get_mut(url) {
                 for kind in FeatureKind::ALL {
                     ensure(page, kind, &self.analyzer, &mut self.stats);
@@ -671,30 +671,22 @@ impl Engine {
             .filter_map(|u| self.cache.get(u))
             .map(|p| &p.features)
             .collect();
-        let views: Vec<PageView<'_>> = candidates
-            .iter()
-            .map(|url| {
-                let page = &self.cache[url];
-                let fresh = page
-                    .doc
-                    .links
-                    .iter()
-                    .filter(|l| !self.frontier.knows(&l.url))
-                    .count();
-                PageView {
-                    url,
-                    features: &page.features,
-                    hittage: self.hittage.get(url).copied().unwrap_or(0.0),
-                    fresh_links: u32::try_from(fresh).unwrap_or(u32::MAX),
-                    links: u32::try_from(page.doc.links.len()).unwrap_or(u32::MAX),
-                    size: page.features.size.unwrap_or(0),
-                    history: self.history.get(url).copied().unwrap_or_default(),
-                }
-            })
-            .collect();
-        let made = self
-            .advisor
-            .rebuild(&views, &lighthouses, &sample, &self.stats, now_ms);
+        // Out of `self` while the views borrow it.
+        let mut advisor = std::mem::take(&mut self.advisor);
+        let views: Vec<PageView<'_>> = mapped.iter().map(|url| self.view(url)).collect();
+        let mut made = advisor.rebuild(&views, &lighthouses, &sample, &self.stats, now_ms);
+        if !explorers.is_empty() {
+            // Every fingerprint has run: broaden from the pages nearest to the map as well,
+            // in groups of their own (the map's groups keep their members).
+            let views: Vec<PageView<'_>> = lighthouses
+                .iter()
+                .filter(|l| self.cache.contains_key(*l))
+                .chain(&explorers)
+                .map(|url| self.view(url))
+                .collect();
+            made.extend(advisor.rebuild(&views, &lighthouses, &sample, &self.stats, now_ms));
+        }
+        self.advisor = advisor;
         self.counts.fingerprints += made.len() as u64;
         let made = made.len();
         // The FilterAdvisor: one filter per lighthouse over its strongly linked set.
@@ -762,6 +754,26 @@ impl Engine {
             .times += 1;
         for url in self.queue_links(&print.representative, &print.lighthouse, Some(fp), now_ms) {
             self.judge(fp, &url, now_ms);
+        }
+    }
+
+    /// What the advisors know of the cached page `url`.
+    fn view<'a>(&'a self, url: &'a str) -> PageView<'a> {
+        let page = &self.cache[url];
+        let fresh = page
+            .doc
+            .links
+            .iter()
+            .filter(|l| !self.frontier.knows(&l.url))
+            .count();
+        PageView {
+            url,
+            features: &page.features,
+            hittage: self.hittage.get(url).copied().unwrap_or(0.0),
+            fresh_links: u32::try_from(fresh).unwrap_or(u32::MAX),
+            links: u32::try_from(page.doc.links.len()).unwrap_or(u32::MAX),
+            size: page.features.size.unwrap_or(0),
+            history: self.history.get(url).copied().unwrap_or_default(),
         }
     }
 

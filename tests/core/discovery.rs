@@ -319,3 +319,51 @@ fn the_loop_harvests_its_topic_better_than_breadth_first_and_accepts_it() {
     // The seed decides everything: the same seed, the same crawl.
     assert_eq!(crawl(1, budget), (fetched, accepted));
 }
+
+/// A loop restored from a store that holds only a liked page and a few pages fetched around
+/// it (killed early) goes on from them: it has something to fetch at once.
+#[test]
+fn a_loop_resumed_from_a_small_store_goes_on() {
+    let analyzer = Analyzer::new();
+    let mut engine = Engine::new(EngineParams {
+        frontier: FrontierConfig {
+            min_interval_ms: 0,
+            max_in_flight_per_host: 8,
+            ..FrontierConfig::default()
+        },
+        ..EngineParams::default()
+    });
+    let restored = |path: &str| {
+        let url = Url::parse(BASE).unwrap().join(path).unwrap();
+        let doc = parse_page(&url, site::get(path).unwrap().as_bytes(), Some("text/html"));
+        ferret::discovery::engine::RestoredPage {
+            url: url.to_string(),
+            title: doc.title.clone(),
+            features: Features::computed(&doc, &analyzer),
+            links: doc.links.iter().map(|l| l.url.to_string()).collect(),
+            filter: None,
+            fetched_at_ms: 5,
+        }
+    };
+    engine.restore_page(restored("/ferret-1.html"));
+    for p in [
+        "/",
+        "/cooking-5.html",
+        "/cooking-39.html",
+        "/cooking-36.html",
+        "/cooking-11.html",
+        "/cooking-30.html",
+    ] {
+        engine.restore_fetched(restored(p));
+    }
+    engine.feedback(
+        Feedback::new(&format!("{BASE}ferret-1.html"), FeedbackKind::Like, None, 0).unwrap(),
+    );
+    let order = engine.poll_fetch(100);
+    eprintln!(
+        "{order:?} {:?} {:?}",
+        engine.counts(),
+        engine.frontier().stats()
+    );
+    assert!(order.is_some());
+}

@@ -18,6 +18,8 @@ mod sim_listing;
 mod stories;
 // Discovery's intake: POST /api/feedback, the feedback commands, /api/pages by hittage.
 mod discovery;
+// The discovery loop: `ferret discover` resumed, the daemon's loop across kill -9.
+mod discovery_crawl;
 // `ferret run` with [[listings]] on `ferret sim-listing`, scored against its ground truth.
 mod listing;
 

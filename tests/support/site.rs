@@ -45,6 +45,7 @@ fn words(vocabulary: &[&str], n: usize) -> String {
 }
 
 /// Whether `path` is about ferrets.
+#[allow(dead_code)] // The e2e tests judge by the server's log instead.
 pub fn is_ferret(path: &str) -> bool {
     path.starts_with("/ferret")
 }

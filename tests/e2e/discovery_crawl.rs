@@ -1,0 +1,184 @@
+//! The discovery loop end to end, against a two-topic site on a local server: `ferret
+//! discover` as a batch that a rerun resumes, and the daemon's loop — a like through the API,
+//! fingerprints and recommendations through the API, `kill -9` mid-crawl and a restart that
+//! fetches nothing twice.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use ferret_actors::storage::Store;
+use url::Url;
+
+use crate::support::eventually_blocking;
+use crate::support::http::{Response, TestServer};
+use crate::{ferret, Daemon};
+
+#[path = "../support/site.rs"]
+mod site;
+
+fn serve_site(delay: Duration) -> TestServer {
+    TestServer::start(move |request, _| match site::get(&request.path) {
+        Some(html) => Response::ok("text/html; charset=utf-8", html).delay(delay),
+        None => Response::status(404),
+    })
+}
+
+/// How many times each page (not robots.txt) was requested.
+fn page_requests(server: &TestServer) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for request in server.requests() {
+        if request.path != "/robots.txt" {
+            *counts.entry(request.path.clone()).or_default() += 1;
+        }
+    }
+    counts
+}
+
+fn discover(dir: &std::path::Path, budget: u64) -> Value {
+    let output = ferret()
+        .args(["discover", "--allow-loopback", "--json", "--budget"])
+        .arg(budget.to_string())
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .arg("--likes")
+        .arg(dir.join("likes.txt"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn discover_crawls_from_likes_and_a_rerun_resumes_without_fetching_again() {
+    let server = serve_site(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[storage]\npath = \"ferret.db\"\n[discovery]\nper_host_interval_ms = 0\nper_host_concurrency = 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("likes.txt"),
+        format!(
+            "# my likes\n{}\n{}\n",
+            server.url("/ferret-1.html"),
+            server.url("/ferret-2.html")
+        ),
+    )
+    .unwrap();
+
+    let first = discover(dir.path(), 20);
+    let fetched: Vec<&str> = first["fetched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert_eq!(fetched.len(), 20, "{first}");
+    let accepted: Vec<&str> = first["accepted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["url"].as_str().unwrap())
+        .collect();
+    assert!(
+        accepted.contains(&server.url("/ferret-1.html").as_str()),
+        "{accepted:?}"
+    );
+    assert!(
+        first["counts"]["fingerprints"].as_u64().unwrap() > 0,
+        "{first}"
+    );
+
+    let second = discover(dir.path(), 20);
+    let again: Vec<&str> = second["fetched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert!(!again.is_empty(), "the rerun goes on: {second}");
+    assert!(
+        again.iter().all(|url| !fetched.contains(url)),
+        "{again:?} after {fetched:?}"
+    );
+    let twice: Vec<_> = page_requests(&server)
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(twice.is_empty(), "fetched twice: {twice:?}");
+}
+
+#[test]
+fn the_daemon_crawls_from_a_like_and_resumes_after_kill_9_without_fetching_again() {
+    // Slow pages, so that the kill lands mid-crawl.
+    let server = serve_site(Duration::from_millis(40));
+    let daemon = Daemon::start_with(
+        false,
+        "",
+        "",
+        "\n[discovery]\ngeneralize_interval_secs = 1\nallow_loopback = true\n\
+         per_host_interval_ms = 0\nconcurrency = 2\nper_host_concurrency = 2\npages_per_hour = 0\n",
+    );
+    let like = json!({"url": server.url("/ferret-1.html"), "kind": "like"});
+    let response = reqwest::blocking::Client::new()
+        .post(format!("{}/api/feedback", daemon.base))
+        .json(&like)
+        .send()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 202);
+    eventually_blocking(Duration::from_secs(20), "a few pages fetched", || {
+        (page_requests(&server).len() >= 8).then_some(())
+    });
+    let store = daemon.store_path();
+    let daemon = Daemon::restart(daemon); // kill -9, then start on the same store
+                                          // What the killed daemon had stored as fetched (a fetch in flight at the kill is not).
+    let had: Vec<String> = Store::open(&store)
+        .unwrap()
+        .fetched_since(0)
+        .unwrap()
+        .into_iter()
+        .map(|url| Url::parse(&url).unwrap().path().to_string())
+        .collect();
+    assert!(!had.is_empty());
+    let before = server.requests().len();
+    eventually_blocking(
+        Duration::from_secs(30),
+        "the crawl goes on after the restart",
+        || (server.requests().len() > before + 4).then_some(()),
+    );
+    let again: Vec<String> = server.requests()[before..]
+        .iter()
+        .map(|r| r.path.clone())
+        .filter(|path| had.contains(path))
+        .collect();
+    assert!(
+        again.is_empty(),
+        "fetched again after the restart: {again:?}"
+    );
+
+    eventually_blocking(
+        Duration::from_secs(60),
+        "fingerprints and recommendations",
+        || {
+            let prints: Value = daemon.get("/api/fingerprints").json().unwrap();
+            let recommended: Vec<Value> = daemon.get("/api/recommendations").json().unwrap();
+            let ferret = prints["ferret"].as_array().map_or(0, Vec::len);
+            let made = prints["counts"]["fingerprints"].as_u64().unwrap_or(0);
+            (made > 0 && !recommended.is_empty()).then_some((ferret, recommended))
+        },
+    );
+    let recommended: Vec<Value> = daemon.get("/api/recommendations").json().unwrap();
+    assert!(
+        recommended
+            .iter()
+            .all(|p| p["url"] != server.url("/ferret-1.html").as_str()),
+        "the liked page is not recommended: {recommended:?}"
+    );
+}
