@@ -222,7 +222,7 @@ fn has_source<E: std::error::Error + 'static>(err: &reqwest::Error) -> bool {
 }
 
 /// `outer: inner: innermost`, the way `anyhow` prints `{:#}`.
-fn chain(err: &reqwest::Error) -> String {
+pub(crate) fn chain(err: &reqwest::Error) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(err) = source {

@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::http_client::chain;
 use ferret::config::FetchSettings;
 use ferret::discovery::page::is_html;
 use ferret::discovery::robots::{RobotsOutcome, MAX_ROBOTS_BYTES};
@@ -437,19 +438,4 @@ fn request_error(err: &reqwest::Error, url: &Url) -> PageFetchError {
         url: url.clone(),
         cause: chain(err),
     }
-}
-
-/// `outer: inner: innermost`.
-fn chain(err: &reqwest::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(err) = source {
-        let next = err.to_string();
-        if !text.ends_with(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = err.source();
-    }
-    text
 }

@@ -175,6 +175,18 @@ fn page_id(tx: &Transaction<'_>, url: &str) -> Result<i64, rusqlite::Error> {
     })
 }
 
+/// A row of `(url, title, hittage, lighthouse, accepted, fetched_at_ms)`.
+fn page_hittage(row: &rusqlite::Row<'_>) -> rusqlite::Result<PageHittage> {
+    Ok(PageHittage {
+        url: row.get(0)?,
+        title: row.get(1)?,
+        hittage: row.get(2)?,
+        lighthouse: row.get(3)?,
+        accepted: row.get(4)?,
+        fetched_at_ms: row.get(5)?,
+    })
+}
+
 impl Store {
     /// Stores pages (inserting new ones, replacing every field of known ones, placeholders
     /// included) and replaces each one's outgoing links, in one transaction. Link targets not
@@ -472,16 +484,7 @@ impl Store {
              LIMIT ?1",
         )?;
         let pages = query
-            .query_map([limit.min(i64::MAX as usize) as i64], |row| {
-                Ok(PageHittage {
-                    url: row.get(0)?,
-                    title: row.get(1)?,
-                    hittage: row.get(2)?,
-                    lighthouse: row.get(3)?,
-                    accepted: row.get(4)?,
-                    fetched_at_ms: row.get(5)?,
-                })
-            })?
+            .query_map([limit.min(i64::MAX as usize) as i64], page_hittage)?
             .collect::<Result<_, _>>()?;
         Ok(pages)
     }
@@ -501,16 +504,7 @@ impl Store {
              LIMIT ?1",
         )?;
         let pages = query
-            .query_map([limit.min(i64::MAX as usize) as i64], |row| {
-                Ok(PageHittage {
-                    url: row.get(0)?,
-                    title: row.get(1)?,
-                    hittage: row.get(2)?,
-                    lighthouse: row.get(3)?,
-                    accepted: row.get(4)?,
-                    fetched_at_ms: row.get(5)?,
-                })
-            })?
+            .query_map([limit.min(i64::MAX as usize) as i64], page_hittage)?
             .collect::<Result<_, _>>()?;
         Ok(pages)
     }
