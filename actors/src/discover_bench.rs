@@ -42,6 +42,9 @@ pub struct DiscoverBenchArgs {
     /// Seeds the loop.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Print the loop's fetch order, each page marked `+` when on the topic.
+    #[arg(long)]
+    pub show_order: bool,
     /// Requests at once (over HTTP).
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
@@ -78,9 +81,9 @@ pub fn run(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
         }
         None => over_http(args, &likes)?,
     };
-    if std::env::var_os("FERRET_DEBUG").is_some() {
+    if args.show_order {
         for (i, url) in crawl.fetched.iter().enumerate() {
-            eprintln!("{i} {} {url}", if relevant(url) { "+" } else { "-" });
+            println!("{i} {} {url}", if relevant(url) { "+" } else { "-" });
         }
     }
     if let Some(dir) = &args.dir {
@@ -175,24 +178,6 @@ fn focused(
             if let DiscoveryEvent::Accepted(page) = event {
                 accepted.push(page.url);
             }
-        }
-    }
-    eprintln!("{:?}", engine.counts());
-    if std::env::var_os("FERRET_DEBUG").is_some() {
-        for f in engine.filters().filters() {
-            eprintln!(
-                "filter {} {} {:?} reps {:?}",
-                f.id,
-                f.lighthouse,
-                f.vector,
-                f.representatives.iter().map(|r| &r.0).collect::<Vec<_>>()
-            );
-        }
-        for f in engine.advisor().pool() {
-            eprintln!(
-                "fp {} {:?} {} th {:.3} {}/{}/{}",
-                f.id, f.kind, f.representative, f.threshold, f.fetched, f.approved, f.accepted
-            );
         }
     }
     Ok(Crawl {

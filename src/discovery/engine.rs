@@ -407,11 +407,6 @@ impl Engine {
     pub fn frontier(&self) -> &Frontier {
         &self.frontier
     }
-
-    /// Whether nothing is queued, in flight or left to run.
-    pub fn is_idle(&self) -> bool {
-        self.frontier.is_idle() && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id))
-    }
 }
 
 impl Engine {
