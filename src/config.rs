@@ -793,19 +793,8 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
             );
         }
     }
-    let mut number = |key: &str,
-                      value: Option<f64>,
-                      default: f64,
-                      range: std::ops::RangeInclusive<f64>| match value {
-        None => default,
-        Some(v) if range.contains(&v) => v,
-        Some(v) => {
-            check.problem(
-                &format!("stories.{key}"),
-                format!("must lie in {}..={} (got {v})", range.start(), range.end()),
-            );
-            default
-        }
+    let mut number = |key: &str, value, default, range| {
+        check.float(&format!("stories.{key}"), value, default, range)
     };
     let cluster_defaults = ClusterParams::default();
     let rank_defaults = RankWeights::default();
@@ -874,19 +863,8 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
 
 fn validate_discovery(raw: &RawDiscovery, check: &mut Check) -> DiscoverySettings {
     let defaults = HittageParams::default();
-    let mut number = |key: &str,
-                      value: Option<f64>,
-                      default: f64,
-                      range: std::ops::RangeInclusive<f64>| match value {
-        None => default,
-        Some(v) if range.contains(&v) => v,
-        Some(v) => {
-            check.problem(
-                &format!("discovery.{key}"),
-                format!("must lie in {}..={} (got {v})", range.start(), range.end()),
-            );
-            default
-        }
+    let mut number = |key: &str, value, default, range| {
+        check.float(&format!("discovery.{key}"), value, default, range)
     };
     let day = 86_400_000.0;
     let half_life = number(
@@ -1333,6 +1311,28 @@ impl Check {
         };
         self.problem(key, message);
         default
+    }
+
+    /// `value` (or `default` when absent) if it lies in `range`; otherwise a problem, and the
+    /// default so that validation can go on.
+    fn float(
+        &mut self,
+        key: &str,
+        value: Option<f64>,
+        default: f64,
+        range: std::ops::RangeInclusive<f64>,
+    ) -> f64 {
+        match value {
+            Some(v) if !range.contains(&v) => {
+                self.problem(
+                    key,
+                    format!("must lie in {}..={} (got {v})", range.start(), range.end()),
+                );
+                default
+            }
+            Some(v) => v,
+            None => default,
+        }
     }
 
     fn unknown_role(&mut self, key: &str, name: &str) {

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use ferret::config::{CrawlSettings, Settings};
 use ferret::discovery::bookmarks::read_likes;
-use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent, Engine, EngineCounts, EngineParams};
+use ferret::discovery::engine::{
+    AcceptedPage, DiscoveryEvent, Earlier, Engine, EngineCounts, EngineParams,
+};
 use ferret::discovery::features::Features;
 use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
@@ -24,7 +26,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use serde::Serialize;
 use url::Url;
 
-use crate::ferret_advisor::restored_page;
+use crate::ferret_advisor::restored_pages;
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::{PageRecord, Store};
 use crate::supervisor::unix_millis;
@@ -166,27 +168,15 @@ pub fn engine_params(settings: &Settings, crawl: &CrawlSettings) -> EngineParams
 /// Gives the engine what earlier runs left in the store: feedback, the map, and every URL
 /// fetched. Returns how many URLs it knows as fetched.
 pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
-    // Pages first: feedback on a page already fetched must not queue it again.
-    for page in store.load_accepted()? {
-        if let Some(restored) = restored_page(page) {
-            engine.restore_page(restored);
-        }
-    }
-    for page in store.load_fetched()? {
-        if let Some(restored) = restored_page(page) {
-            engine.restore_fetched(restored);
-        }
-    }
-    let fetched = store.fetched_since(0)?;
-    for url in &fetched {
-        if let Ok(url) = Url::parse(url) {
-            engine.mark_fetched(&url, 0);
-        }
-    }
-    for feedback in store.load_feedback()? {
-        engine.feedback(feedback);
-    }
-    Ok(fetched.len())
+    let earlier = Earlier {
+        map: restored_pages(store.load_accepted()?),
+        kept: restored_pages(store.load_fetched()?),
+        fetched: store.fetched_since(0)?,
+        feedback: store.load_feedback()?,
+    };
+    let fetched = earlier.fetched.len();
+    engine.resume(earlier);
+    Ok(fetched)
 }
 
 /// Writes one event of the loop to the store.

@@ -19,13 +19,12 @@ use std::time::Duration;
 use actix::AsyncContext as _;
 use ferret::config::Settings;
 use ferret::discovery::advisor::FerretFingerprint;
-use ferret::discovery::engine::{Engine, EngineCounts, RestoredPage};
+use ferret::discovery::engine::{Earlier, Engine, EngineCounts, RestoredPage};
 use ferret::discovery::features::Features;
 use ferret::discovery::filter::FilterFingerprint;
 use ferret::Role;
 use serde::Serialize;
 use tracing::{info, warn, Instrument as _};
-use url::Url;
 
 use crate::discover::{drive, engine_params, page_record};
 use crate::instance::{Cx, Instance, RoleActor};
@@ -224,53 +223,42 @@ async fn restore(
     engine: &mut Engine,
     seen_feedback: &mut usize,
 ) -> anyhow::Result<()> {
-    // Pages first: feedback on a page already fetched must not queue it again.
-    let accepted = wiring
-        .load_accepted
-        .send(Envelope::new(LoadAccepted))
-        .await??;
-    let pages = accepted.len();
-    for page in accepted {
-        if let Some(restored) = restored_page(page) {
-            engine.restore_page(restored);
-        }
-    }
-    let others = wiring
-        .load_fetched
-        .send(Envelope::new(LoadFetched))
-        .await??;
-    for page in others {
-        if let Some(restored) = restored_page(page) {
-            engine.restore_fetched(restored);
-        }
-    }
-    let fetched = wiring
-        .fetched_since
-        .send(Envelope::new(FetchedSince { at_ms: 0 }))
-        .await??;
-    for url in &fetched {
-        if let Ok(url) = Url::parse(url) {
-            engine.mark_fetched(&url, 0);
-        }
-    }
-    let feedback = wiring
-        .load_feedback
-        .send(Envelope::new(LoadFeedback))
-        .await??;
-    *seen_feedback = feedback.len();
-    for event in feedback {
-        engine.feedback(event);
-    }
-    info!(
-        map = pages,
-        fetched = fetched.len(),
-        "Discovery resumed from the store."
-    );
+    let earlier = Earlier {
+        map: restored_pages(
+            wiring
+                .load_accepted
+                .send(Envelope::new(LoadAccepted))
+                .await??,
+        ),
+        kept: restored_pages(
+            wiring
+                .load_fetched
+                .send(Envelope::new(LoadFetched))
+                .await??,
+        ),
+        fetched: wiring
+            .fetched_since
+            .send(Envelope::new(FetchedSince { at_ms: 0 }))
+            .await??,
+        feedback: wiring
+            .load_feedback
+            .send(Envelope::new(LoadFeedback))
+            .await??,
+    };
+    let (pages, fetched) = (earlier.map.len(), earlier.fetched.len());
+    *seen_feedback = earlier.feedback.len();
+    engine.resume(earlier);
+    info!(map = pages, fetched, "Discovery resumed from the store.");
     Ok(())
 }
 
-/// A stored page of the map, for the engine; None for one never fetched.
-pub fn restored_page(page: crate::storage::PageRecord) -> Option<RestoredPage> {
+/// Stored pages for the engine, those never fetched left out.
+pub fn restored_pages(pages: Vec<crate::storage::PageRecord>) -> Vec<RestoredPage> {
+    pages.into_iter().filter_map(restored_page).collect()
+}
+
+/// A stored page for the engine; None for one never fetched.
+fn restored_page(page: crate::storage::PageRecord) -> Option<RestoredPage> {
     let fetched_at_ms = page.fetched_at_ms?;
     Some(RestoredPage {
         features: serde_json::from_str(&page.attributes).unwrap_or_default(),

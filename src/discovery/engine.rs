@@ -156,6 +156,19 @@ pub struct RestoredPage {
     pub fetched_at_ms: i64,
 }
 
+/// What earlier runs left in the store, for [`Engine::resume`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Earlier {
+    /// The map: accepted and liked pages.
+    pub map: Vec<RestoredPage>,
+    /// Pages fetched and kept but not accepted.
+    pub kept: Vec<RestoredPage>,
+    /// Every URL fetched.
+    pub fetched: Vec<String>,
+    /// The user's feedback.
+    pub feedback: Vec<Feedback>,
+}
+
 /// Counts for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct EngineCounts {
@@ -345,6 +358,28 @@ impl Engine {
         }
         self.map.remove(&url);
         self.passed_by.remove(&url);
+    }
+
+    /// Resumes from what earlier runs left in the store: the map, the pages kept, every URL
+    /// fetched, the feedback — in that order, so that feedback on a page already fetched does
+    /// not queue it again.
+    pub fn resume(&mut self, earlier: Earlier) {
+        for page in earlier.map {
+            self.restore_page(page);
+        }
+        for page in earlier.kept {
+            self.restore_fetched(page);
+        }
+        for url in earlier
+            .fetched
+            .iter()
+            .filter_map(|u| url::Url::parse(u).ok())
+        {
+            self.mark_fetched(&url, 0);
+        }
+        for event in earlier.feedback {
+            self.feedback(event);
+        }
     }
 
     /// Tells the loop `url` was fetched at `at_ms` (by an earlier run): it is not fetched again.
