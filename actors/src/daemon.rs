@@ -15,17 +15,20 @@ use tracing::{info, warn};
 use crate::clusterer::{Clusterer, SharedStories};
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
 use crate::ferret_advisor::{DiscoveryBoard, FerretAdvisor};
+use crate::ferret_crawler::Ferret;
 use crate::generalizer::{Generalizer, LighthouseBoard};
 use crate::instance::Handle;
 use crate::listing_board::ListingBoard;
+use crate::mapmaker::Mapmaker;
 use crate::messages::{
     Envelope, GeneralizeNow, PagesByHittage, Recommendations, RecordFeedback, RecordRunStarted,
     RecordRunStopped,
 };
 use crate::on_air_detector::{OnAirDetector, Wiring};
 use crate::page_db::PageDb;
+use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::pool::{Pool, Route};
-use crate::roles::{Ferret, Filter, FilterAdvisor, Mapmaker, OffAirDetector};
+use crate::roles::{Filter, FilterAdvisor, OffAirDetector};
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
 
@@ -124,6 +127,13 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
     });
     let lighthouses = LighthouseBoard::default();
     let discovery_board = DiscoveryBoard::default();
+    // One client for every Ferret (clones share its connections).
+    let crawl = &settings.discovery.crawl;
+    let fetcher = PageFetcher::new(PageFetcherConfig {
+        pool_per_host: crawl.per_host_concurrency as usize,
+        ..PageFetcherConfig::from_settings(&settings.fetch, crawl.policy)
+    })
+    .context("building the page client ([fetch] and [discovery] in the config)")?;
     builder
         .supervise(&pools.generalizer, policy(Role::Generalizer), {
             let wiring = crate::generalizer::Wiring {
@@ -151,9 +161,14 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
             };
             move |_| Ok(Clusterer::new(wiring.clone()))
         })
-        .supervise(&pools.mapmaker, policy(Role::Mapmaker), |_| Ok(Mapmaker))
+        .supervise(&pools.mapmaker, policy(Role::Mapmaker), {
+            let upsert = pools.page_db.route();
+            move |_| Ok(Mapmaker::new(upsert.clone()))
+        })
         .supervise(&pools.filter, policy(Role::Filter), |_| Ok(Filter))
-        .supervise(&pools.ferret, policy(Role::Ferret), |_| Ok(Ferret))
+        .supervise(&pools.ferret, policy(Role::Ferret), move |_| {
+            Ok(Ferret::new(fetcher.clone()))
+        })
         .supervise(&pools.filter_advisor, policy(Role::FilterAdvisor), |_| {
             Ok(FilterAdvisor)
         })
@@ -165,7 +180,10 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
                 load_accepted: pools.page_db.route(),
                 load_fetched: pools.page_db.route(),
                 fetched_since: pools.page_db.route(),
-                upsert: pools.page_db.route(),
+                fetch: pools.ferret.route(),
+                map: pools.mapmaker.route(),
+                flush: pools.mapmaker.route(),
+                mapmakers: pools.mapmaker.len(),
             };
             move |_| Ok(FerretAdvisor::new(wiring.clone()))
         })

@@ -143,7 +143,7 @@ pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
         .build()?;
     let report = runtime.block_on(drive(
         &mut engine,
-        &fetcher,
+        |order| spawn_fetch(&fetcher, order),
         args.budget,
         crawl.concurrency,
         |event| record(&mut store, event),
@@ -236,26 +236,77 @@ thread_local! {
 /// The longest a batch waits for the next fetch to become allowed.
 const MAX_IDLE_WAIT_MS: i64 = 30_000;
 
-enum Done {
+/// A fetch order carried out: what [`drive`] hands back to the engine.
+#[derive(Debug)]
+pub enum Done {
+    /// A page: parsed, with the features computed where it was fetched; or why not.
     Page {
+        /// The page asked for.
         url: Url,
+        /// The page, or the error.
         result: Result<Box<(PageDoc, Features)>, String>,
     },
+    /// A robots.txt.
     Robots {
+        /// The host key of the order.
         host: String,
+        /// What it says.
         outcome: RobotsOutcome,
     },
 }
 
+impl Done {
+    /// The order given up on: a page counts as failed, a robots.txt as unreachable (tried
+    /// again later).
+    pub fn failed(order: FetchOrder, error: String) -> Done {
+        match order {
+            FetchOrder::Page { url, .. } => Done::Page {
+                url,
+                result: Err(error),
+            },
+            FetchOrder::Robots { host, .. } => Done::Robots {
+                host,
+                outcome: RobotsOutcome::Unreachable,
+            },
+        }
+    }
+}
+
+/// Carries out one order with `fetcher`: the page is parsed and its features computed here,
+/// on the calling thread (a Ferret's, or a runtime worker's), not in the loop.
+pub async fn fetch_order(fetcher: &PageFetcher, order: FetchOrder) -> Done {
+    match order {
+        FetchOrder::Robots { host, url } => Done::Robots {
+            outcome: fetcher.fetch_robots(&url).await,
+            host,
+        },
+        FetchOrder::Page { url, .. } => {
+            let result = match fetcher.fetch(&url).await {
+                Ok(page) => {
+                    let doc = parse_page(&url, &page.body, page.content_type.as_deref());
+                    let features = ANALYZER.with(|analyzer| Features::computed(&doc, analyzer));
+                    Ok(Box::new((doc, features)))
+                }
+                Err(err) => Err(err.to_string()),
+            };
+            Done::Page { url, result }
+        }
+    }
+}
+
 /// Runs the loop until `budget` pages are fetched or nothing is left to fetch, with at most
-/// `concurrency` requests at once; every event goes to `sink` as it happens.
-pub async fn drive(
+/// `concurrency` orders carried out at once by `fetch`; every event goes to `sink` as it
+/// happens.
+pub async fn drive<F>(
     engine: &mut Engine,
-    fetcher: &PageFetcher,
+    mut fetch: impl FnMut(FetchOrder) -> F,
     budget: u64,
     concurrency: usize,
     mut sink: impl FnMut(&DiscoveryEvent) -> anyhow::Result<()>,
-) -> anyhow::Result<RunReport> {
+) -> anyhow::Result<RunReport>
+where
+    F: std::future::Future<Output = Done>,
+{
     let start = Instant::now();
     let epoch = unix_millis();
     let now = || epoch + i64::try_from(start.elapsed().as_millis()).unwrap_or(i64::MAX);
@@ -269,32 +320,8 @@ pub async fn drive(
             let Some(order) = engine.poll_fetch(now()) else {
                 break;
             };
-            let fetcher = fetcher.clone();
-            match order {
-                FetchOrder::Robots { host, url } => running.push(tokio::spawn(async move {
-                    Done::Robots {
-                        outcome: fetcher.fetch_robots(&url).await,
-                        host,
-                    }
-                })),
-                FetchOrder::Page { url, .. } => {
-                    ordered += 1;
-                    running.push(tokio::spawn(async move {
-                        let result = match fetcher.fetch(&url).await {
-                            // Parsed here, on a worker thread, not in the loop.
-                            Ok(page) => {
-                                let doc =
-                                    parse_page(&url, &page.body, page.content_type.as_deref());
-                                let features =
-                                    ANALYZER.with(|analyzer| Features::computed(&doc, analyzer));
-                                Ok(Box::new((doc, features)))
-                            }
-                            Err(err) => Err(err.to_string()),
-                        };
-                        Done::Page { url, result }
-                    }));
-                }
-            }
+            ordered += u64::from(matches!(order, FetchOrder::Page { .. }));
+            running.push(fetch(order));
         }
         if running.is_empty() {
             if ordered >= budget {
@@ -315,10 +342,10 @@ pub async fn drive(
                 None => break,
             }
         }
-        let Some(joined) = running.next().await else {
+        let Some(done) = running.next().await else {
             continue;
         };
-        match joined.context("a fetch task panicked")? {
+        match done {
             Done::Robots { host, outcome } => engine.handle_robots(&host, outcome, now()),
             Done::Page { url, result } => match result {
                 Ok(page) => {
@@ -361,6 +388,14 @@ pub async fn drive(
         },
         seconds,
     })
+}
+
+/// [`fetch_order`] on a runtime worker thread, so that pages are parsed in parallel.
+pub async fn spawn_fetch(fetcher: &PageFetcher, order: FetchOrder) -> Done {
+    let (fetcher, copy) = (fetcher.clone(), order.clone());
+    tokio::spawn(async move { fetch_order(&fetcher, order).await })
+        .await
+        .unwrap_or_else(|err| Done::failed(copy, format!("the fetch task failed: {err}")))
 }
 
 fn print(args: &DiscoverArgs, report: &RunReport) -> anyhow::Result<()> {

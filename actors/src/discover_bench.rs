@@ -14,7 +14,7 @@ use ferret::discovery::robots::RobotsOutcome;
 use url::Url;
 
 use crate::bfs::{bfs_crawl, Scope};
-use crate::discover::{drive, record};
+use crate::discover::{drive, record, spawn_fetch};
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::Store;
 use ferret::discovery::url::AddressPolicy;
@@ -261,7 +261,7 @@ fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, 
     let mut accepted = Vec::new();
     let report = runtime.block_on(drive(
         &mut engine,
-        &fetcher,
+        |order| spawn_fetch(&fetcher, order),
         args.budget,
         args.concurrency,
         |event| {

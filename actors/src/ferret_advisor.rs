@@ -2,12 +2,14 @@
 //!
 //! Instance 0 runs the core's [`Engine`] — the Generalizer's hittage, the FerretAdvisor's and
 //! FilterAdvisor's fingerprints, the Ferrets' choice of links, the Filters' vote and the
-//! Mapmaker's completion — in rounds: before each round it reads the feedback from PageDb and
-//! gives the loop what is new (a like starts a crawl), then fetches up to a round's worth of
-//! pages with the shared [`PageFetcher`] (many at once), and sends every page fetched and every
-//! page accepted to PageDb as it goes. After each round it publishes the fingerprints and the
-//! counts on the [`DiscoveryBoard`] (`GET /api/fingerprints`). The budget is
-//! `[discovery] pages_per_hour`; a round with nothing to fetch waits [`IDLE_PAUSE`].
+//! Mapmaker's completion of features — in rounds: before each round it reads the feedback from
+//! PageDb and gives the loop what is new (a like starts a crawl), then has up to a round's
+//! worth of pages fetched by the Ferret pool ([`crate::ferret_crawler`]; many at once, each
+//! parsed and its features computed on its Ferret's thread), and sends every page fetched and
+//! every page accepted to the Mapmaker pool ([`crate::mapmaker`]), which writes them to PageDb
+//! in batches; a round ends when they are written. After each round it publishes the
+//! fingerprints and the counts on the [`DiscoveryBoard`] (`GET /api/fingerprints`). The budget
+//! is `[discovery] pages_per_hour`; a round with nothing to fetch waits [`IDLE_PAUSE`].
 //!
 //! **Restarts** (a panic, or the daemon killed): the loop starts from the store — the map
 //! (accepted pages with their features and links), the feedback, and every URL fetched, which
@@ -19,19 +21,19 @@ use std::time::Duration;
 use actix::AsyncContext as _;
 use ferret::config::Settings;
 use ferret::discovery::advisor::FerretFingerprint;
-use ferret::discovery::engine::{Earlier, Engine, EngineCounts, RestoredPage};
+use ferret::discovery::engine::{DiscoveryEvent, Earlier, Engine, EngineCounts, RestoredPage};
 use ferret::discovery::features::Features;
 use ferret::discovery::filter::FilterFingerprint;
+use ferret::discovery::frontier::FetchOrder;
 use ferret::Role;
 use serde::Serialize;
 use tracing::{info, warn, Instrument as _};
 
-use crate::discover::{drive, engine_params, page_record};
+use crate::discover::{drive, engine_params, Done};
 use crate::instance::{Cx, Instance, RoleActor};
 use crate::messages::{
-    Envelope, FetchedSince, LoadAccepted, LoadFeedback, LoadFetched, UpsertPages,
+    Envelope, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadFeedback, LoadFetched, MapPage,
 };
-use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::pool::Route;
 
 /// How long a round that found nothing to fetch waits before the next.
@@ -104,8 +106,14 @@ pub struct Wiring {
     pub load_fetched: Route<LoadFetched>,
     /// PageDb.
     pub fetched_since: Route<FetchedSince>,
-    /// PageDb.
-    pub upsert: Route<UpsertPages>,
+    /// The Ferrets, which fetch.
+    pub fetch: Route<FetchPage>,
+    /// The Mapmakers, which write pages to PageDb.
+    pub map: Route<MapPage>,
+    /// See `map`.
+    pub flush: Route<FlushMap>,
+    /// How many Mapmakers there are.
+    pub mapmakers: usize,
 }
 
 /// One instance of the FerretAdvisor pool. See the module docs.
@@ -139,16 +147,6 @@ impl RoleActor for FerretAdvisor {
 async fn run_loop(wiring: Wiring) {
     let settings = &wiring.settings;
     let crawl = &settings.discovery.crawl;
-    let fetcher = match PageFetcher::new(PageFetcherConfig {
-        pool_per_host: crawl.per_host_concurrency as usize,
-        ..PageFetcherConfig::from_settings(&settings.fetch, crawl.policy)
-    }) {
-        Ok(fetcher) => fetcher,
-        Err(err) => {
-            warn!(error = %err, "Cannot build the page client; discovery is off.");
-            return;
-        }
-    };
     let mut engine = Engine::new(engine_params(settings, crawl));
     let mut seen_feedback = 0;
     if let Err(err) = restore(&wiring, &mut engine, &mut seen_feedback).await {
@@ -181,18 +179,40 @@ async fn run_loop(wiring: Wiring) {
         } else {
             (allowance.floor() as u64).min(ROUND)
         };
-        let upsert = wiring.upsert.clone();
-        let report = drive(&mut engine, &fetcher, budget, crawl.concurrency, |event| {
-            if let Some(record) = page_record(event) {
-                upsert
-                    .do_send(Envelope::new(UpsertPages {
-                        pages: vec![record],
-                    }))
-                    .map_err(|err| anyhow::anyhow!("PageDb: {err}"))?;
+        let fetch = |order: FetchOrder| {
+            let copy = order.clone();
+            let reply = wiring.fetch.send(Envelope::new(FetchPage { order }));
+            async move {
+                reply
+                    .await
+                    .unwrap_or_else(|err| Done::failed(copy, format!("no Ferret: {err}")))
             }
-            Ok(())
+        };
+        let report = drive(&mut engine, fetch, budget, crawl.concurrency, |event| {
+            let url = match event {
+                DiscoveryEvent::Fetched { url, .. } => url,
+                DiscoveryEvent::Accepted(page) => &page.url,
+                DiscoveryEvent::Discarded { .. } => return Ok(()),
+            };
+            wiring
+                .map
+                .do_send_keyed(
+                    url.as_str(),
+                    Envelope::new(MapPage {
+                        event: event.clone(),
+                    }),
+                )
+                .map_err(|err| anyhow::anyhow!("Mapmaker: {err}"))
         })
         .await;
+        // The round is in the store before the next begins.
+        for index in 0..wiring.mapmakers {
+            match wiring.flush.send_to(index, Envelope::new(FlushMap)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => warn!(error = %err, "The map was not written."),
+                Err(err) => warn!(error = %err, "A Mapmaker did not answer."),
+            }
+        }
         rounds += 1;
         wiring.board.publish(&engine, rounds);
         match report {

@@ -344,6 +344,44 @@ pub struct RecordRepresentatives {
 pub struct LoadRepresentatives;
 
 // ---------------------------------------------------------------------------------------
+// Ferret and Mapmaker: the discovery loop's fetching and its writes to the map.
+
+/// Carry out one fetch order of the discovery loop: the page fetched (robots.txt, politeness
+/// and dedup were the loop's), parsed and its features computed on the Ferret's thread. Sent
+/// by the FerretAdvisor, round-robin; the reply is the page or why there is none.
+#[derive(Debug, Message)]
+#[rtype(result = "crate::discover::Done")]
+pub struct FetchPage {
+    /// What to fetch.
+    pub order: ferret::discovery::frontier::FetchOrder,
+}
+
+/// An event of the discovery loop for the map: a page fetched or accepted. Sent by the
+/// FerretAdvisor, keyed by the page's URL so that one page's events stay in order; the
+/// Mapmaker turns it into a page record and writes it (with others that arrive meanwhile in
+/// one transaction).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct MapPage {
+    /// The event.
+    pub event: ferret::discovery::engine::DiscoveryEvent,
+}
+
+/// Answer once everything sent before is written. Sent by the FerretAdvisor to every
+/// Mapmaker at the end of a round; the reply is the first failure since the last flush, if any.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), String>")]
+pub struct FlushMap;
+
+/// A write to PageDb ended. Sent by a Mapmaker to itself; it writes what waited meanwhile.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct MapWritten {
+    /// Why the pages were not written, if they were not.
+    pub error: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------
 // Generalizer: hittage and lighthouses from the user's feedback and the link graph.
 
 /// Recompute hittage now. Sent by the Generalizer to itself on its interval, and by the HTTP

@@ -1,18 +1,19 @@
-//! The roles whose behaviour has not been built yet.
+//! The roles whose behaviour runs inside another role's actor.
 //!
-//! Each is a real actor: started, counted, supervised and traced like any other, answering the
-//! runtime's own messages (`Ping`, `Stop`). None of them produces output until the issue that
-//! owns its behaviour lands; then it moves to a file of its own with its messages.
+//! Each says where its work is done and why it is not a hop of its own. The actors stay in
+//! the system — started, counted, supervised and traced like any other, answering the
+//! runtime's own messages (`Ping`, `Stop`) — so that the role table and the config keep one
+//! entry per role of the spec; none of them sends anything.
 
 use ferret::Role;
 
 use crate::instance::RoleActor;
 
-macro_rules! awaiting_behaviour {
+macro_rules! hosted_elsewhere {
     ($($(#[$doc:meta])* $name:ident => $role:expr;)*) => {$(
         $(#[$doc])*
         ///
-        /// **Not built yet**: it handles only the runtime's own messages and sends nothing.
+        /// It handles only the runtime's own messages and sends nothing.
         #[derive(Debug, Default)]
         pub struct $name;
 
@@ -22,7 +23,7 @@ macro_rules! awaiting_behaviour {
     )*};
 }
 
-awaiting_behaviour! {
+hosted_elsewhere! {
     /// Would report broadcasts that left a live listing. Off Air detection runs inside the
     /// OnAirDetector's detector instead ([`crate::on_air_detector`]): one strategy spends one
     /// read budget on both, and the reads that prove an Off Air are the same pages that show
@@ -32,15 +33,9 @@ awaiting_behaviour! {
     /// loop that the FerretAdvisor hosts ([`crate::ferret_advisor`]): the core's `Engine`
     /// rebuilds the filters between fetches, where the fetched pages' features are.
     FilterAdvisor => Role::FilterAdvisor;
-    /// Crawls the links of representative pages. Its behaviour (a fingerprint at random, its
-    /// representative's links fetched many at once) runs inside the discovery loop that the
-    /// FerretAdvisor hosts ([`crate::ferret_advisor`]).
-    Ferret => Role::Ferret;
-    /// Votes on approved pages. Its behaviour runs inside the discovery loop that the
-    /// FerretAdvisor hosts ([`crate::ferret_advisor`]).
+    /// Votes on approved pages. The vote (a majority of each filter fingerprint's features,
+    /// a page kept if any filter passes it) runs inside the discovery loop that the
+    /// FerretAdvisor hosts ([`crate::ferret_advisor`]), where the filters are rebuilt: it is a
+    /// handful of similarities per page, less work than a message would carry.
     Filter => Role::Filter;
-    /// Completes accepted pages and adds them to the map. Its behaviour (the features not
-    /// computed yet, then the page and its links to PageDb) runs inside the discovery loop that
-    /// the FerretAdvisor hosts ([`crate::ferret_advisor`]).
-    Mapmaker => Role::Mapmaker;
 }

@@ -5,6 +5,8 @@ mod support;
 
 // The crawler's page client and the breadth-first crawler against local servers.
 mod crawl;
+// The discovery loop's Ferret and Mapmaker pools with a real PageDb and a local site.
+mod discovery_pools;
 // The daemon's pools as configured, seen through the HTTP API.
 mod daemon;
 // The FeedFetcher against local HTTP servers: conditional GET, retries, limits, failures.

@@ -1,0 +1,213 @@
+//! The discovery loop's pools with a real PageDb and a local site: Ferrets fetch, parse and
+//! compute features for the loop's orders; Mapmakers write the loop's events to the store,
+//! in order per page, batched while PageDb is busy, and answer a flush once it is written.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent};
+use ferret::discovery::features::Features;
+use ferret::discovery::frontier::FetchOrder;
+use ferret::discovery::robots::RobotsOutcome;
+use ferret::discovery::url::AddressPolicy;
+use ferret::supervision::RestartPolicy;
+use ferret_actors::discover::Done;
+use ferret_actors::ferret_crawler::Ferret;
+use ferret_actors::mapmaker::Mapmaker;
+use ferret_actors::messages::{Envelope, FetchPage, FlushMap, MapPage};
+use ferret_actors::page_db::PageDb;
+use ferret_actors::page_fetcher::{PageFetcher, PageFetcherConfig};
+use ferret_actors::pool::{Pool, Route};
+use ferret_actors::storage::Store;
+use ferret_actors::supervisor::{Runtime, RuntimeBuilder, RuntimeOptions};
+use url::Url;
+
+use crate::support::http::{Response, TestServer};
+
+fn options() -> RuntimeOptions {
+    RuntimeOptions {
+        arbiters: 2,
+        mailbox_capacity: 1024,
+        max_restarts: 3,
+        period: Duration::from_secs(60),
+        liveness_interval: Duration::from_millis(50),
+        shutdown_grace: Duration::from_secs(1),
+    }
+}
+
+fn page_order(url: &str) -> FetchOrder {
+    let url = Url::parse(url).unwrap();
+    FetchOrder::Page {
+        host: url.host_str().unwrap().to_string(),
+        url,
+        priority: 1.0,
+    }
+}
+
+#[actix::test]
+async fn ferrets_fetch_parse_and_compute_features_and_a_failure_is_an_answer() {
+    let server = TestServer::start(|request, _| match request.path.as_str() {
+        "/robots.txt" => Response::ok("text/plain", "User-agent: *\nDisallow: /private\n"),
+        "/otters.html" => Response::ok(
+            "text/html",
+            r#"<title>Sea otters</title><p>Otters float on kelp.</p><a href="/kelp.html">kelp</a>"#,
+        ),
+        "/photo.jpg" => Response::ok("image/jpeg", vec![0xff, 0xd8, 0xff]),
+        _ => Response::status(404),
+    });
+    let fetcher = PageFetcher::new(PageFetcherConfig {
+        policy: AddressPolicy {
+            allow_loopback: true,
+            ..AddressPolicy::default()
+        },
+        ..PageFetcherConfig::default()
+    })
+    .unwrap();
+    let ferrets: Pool<Ferret> = Pool::new(2);
+    let mut builder = RuntimeBuilder::new(options());
+    builder.supervise(&ferrets, RestartPolicy::Permanent, move |_| {
+        Ok(Ferret::new(fetcher.clone()))
+    });
+    let runtime: Runtime = builder.start().unwrap();
+    let fetch: Route<FetchPage> = ferrets.route();
+    let ask = |order| fetch.send(Envelope::new(FetchPage { order }));
+
+    let Done::Page { url, result } = ask(page_order(&server.url("/otters.html"))).await.unwrap()
+    else {
+        panic!("a page order is answered with a page");
+    };
+    assert_eq!(url.path(), "/otters.html");
+    let (doc, features) = *result.unwrap();
+    assert_eq!(doc.title, "Sea otters");
+    assert_eq!(doc.links.len(), 1);
+    assert_eq!(doc.links[0].url.path(), "/kelp.html");
+    let words = features.title_words.expect("the title's words computed");
+    assert!(words.iter().any(|w| w.starts_with("otter")), "{words:?}");
+
+    for path in ["/photo.jpg", "/missing.html"] {
+        match ask(page_order(&server.url(path))).await.unwrap() {
+            Done::Page { result: Err(_), .. } => {}
+            other => panic!("{path}: not a page, yet {other:?}"),
+        }
+    }
+
+    let robots = Url::parse(&server.url("/robots.txt")).unwrap();
+    let Done::Robots { host, outcome } = ask(FetchOrder::Robots {
+        host: "local".into(),
+        url: robots,
+    })
+    .await
+    .unwrap() else {
+        panic!("a robots order is answered with robots");
+    };
+    assert_eq!(host, "local");
+    let RobotsOutcome::Found(rules) = outcome else {
+        panic!("the rules were read: {outcome:?}");
+    };
+    assert!(!rules.allowed(&Url::parse(&server.url("/private/x")).unwrap()));
+
+    // Both Ferrets took orders.
+    for index in 0..2 {
+        assert!(ferrets.stats(index).handled.load(Ordering::Relaxed) > 0);
+    }
+    runtime.shutdown();
+}
+
+fn fetched(url: &str, at_ms: i64) -> DiscoveryEvent {
+    DiscoveryEvent::Fetched {
+        url: url.to_string(),
+        title: format!("title of {url}"),
+        at_ms,
+        features: Some(Box::default()),
+        links: vec![format!("{url}/next")],
+    }
+}
+
+#[actix::test]
+async fn mapmakers_write_every_event_in_order_batched_and_a_flush_waits_for_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    let page_db: Pool<PageDb> = Pool::new(1);
+    let mapmakers: Pool<Mapmaker> = Pool::new(2);
+    let mut builder = RuntimeBuilder::new(options());
+    let store_path = path.clone();
+    builder.supervise(&page_db, RestartPolicy::Permanent, move |_| {
+        Ok(PageDb::new(Store::open(&store_path)?))
+    });
+    let upsert = page_db.route();
+    builder.supervise(&mapmakers, RestartPolicy::Permanent, move |_| {
+        Ok(Mapmaker::new(upsert.clone()))
+    });
+    let runtime: Runtime = builder.start().unwrap();
+    let map: Route<MapPage> = mapmakers.route();
+    let flush: Route<FlushMap> = mapmakers.route();
+
+    const PAGES: usize = 300;
+    let urls: Vec<String> = (0..PAGES).map(|i| format!("http://site/p{i}")).collect();
+    for (i, url) in urls.iter().enumerate() {
+        map.do_send_keyed(
+            url.as_str(),
+            Envelope::new(MapPage {
+                event: fetched(url, i as i64),
+            }),
+        )
+        .unwrap();
+        if i % 10 == 0 {
+            // Accepted right after its fetch: the later record wins in the store.
+            let accepted = AcceptedPage {
+                url: url.clone(),
+                canonical: None,
+                title: format!("title of {url}"),
+                language: Some("en".into()),
+                size: 100,
+                fetched_at_ms: i as i64,
+                features: Features::default(),
+                links: vec![],
+                filter: Some(7),
+                fingerprint: Some(1),
+                score: 0.5,
+            };
+            map.do_send_keyed(
+                url.as_str(),
+                Envelope::new(MapPage {
+                    event: DiscoveryEvent::Accepted(Box::new(accepted)),
+                }),
+            )
+            .unwrap();
+        }
+    }
+    for index in 0..2 {
+        flush
+            .send_to(index, Envelope::new(FlushMap))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    // Everything is written once the flushes are answered.
+    let store = Store::open(&path).unwrap();
+    let mut stored = store.fetched_since(0).unwrap();
+    stored.sort();
+    let mut want = urls.clone();
+    want.sort();
+    assert_eq!(stored, want);
+    let accepted = store.load_accepted().unwrap();
+    assert_eq!(accepted.len(), PAGES / 10);
+    assert!(accepted
+        .iter()
+        .all(|p| p.approved_by_filter.as_deref() == Some("7")));
+    // Batched: far fewer transactions than records.
+    let writes = page_db.stats(0).handled.load(Ordering::Relaxed);
+    let records = (PAGES + PAGES / 10) as u64;
+    assert!(
+        writes * 4 < records,
+        "{writes} writes for {records} records"
+    );
+
+    // A flush with nothing waiting is answered at once.
+    flush
+        .send_to(0, Envelope::new(FlushMap))
+        .await
+        .unwrap()
+        .unwrap();
+    runtime.shutdown();
+}
