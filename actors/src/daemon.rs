@@ -180,6 +180,8 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
                 load_accepted: pools.page_db.route(),
                 load_fetched: pools.page_db.route(),
                 fetched_since: pools.page_db.route(),
+                load_state: pools.page_db.route(),
+                save_state: pools.page_db.route(),
                 fetch: pools.ferret.route(),
                 map: pools.mapmaker.route(),
                 flush: pools.mapmaker.route(),

@@ -26,7 +26,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use serde::Serialize;
 use url::Url;
 
-use crate::ferret_advisor::restored_pages;
+use crate::ferret_advisor::{discovery_state, restored_pages, restored_state};
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::{PageRecord, Store};
 use crate::supervisor::unix_millis;
@@ -148,6 +148,7 @@ pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
         crawl.concurrency,
         |event| record(&mut store, event),
     ))?;
+    store.save_discovery_state(&discovery_state(&engine), unix_millis())?;
     print(args, &report)
 }
 
@@ -165,14 +166,15 @@ pub fn engine_params(settings: &Settings, crawl: &CrawlSettings) -> EngineParams
     }
 }
 
-/// Gives the engine what earlier runs left in the store: feedback, the map, and every URL
-/// fetched. Returns how many URLs it knows as fetched.
+/// Gives the engine what earlier runs left in the store: feedback, the map, every URL
+/// fetched, the fingerprints and the representatives' history. Returns how many URLs it knows as fetched.
 pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
     let earlier = Earlier {
         map: restored_pages(store.load_accepted()?),
         kept: restored_pages(store.load_fetched()?),
         fetched: store.fetched_since(0)?,
         feedback: store.load_feedback()?,
+        ..restored_state(store.load_discovery_state()?)
     };
     let fetched = earlier.fetched.len();
     engine.resume(earlier);

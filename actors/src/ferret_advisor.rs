@@ -11,16 +11,21 @@
 //! fingerprints and the counts on the [`DiscoveryBoard`] (`GET /api/fingerprints`). The budget
 //! is `[discovery] pages_per_hour`; a round with nothing to fetch waits [`IDLE_PAUSE`].
 //!
+//! After a round that changed them, the fingerprint pools (with their counts and
+//! reliabilities) and the representatives' history are saved in PageDb: the store's pools in
+//! use are the loop's, flushed fingerprints are kept with their flush time.
+//!
 //! **Restarts** (a panic, or the daemon killed): the loop starts from the store — the map
-//! (accepted pages with their features and links), the feedback, and every URL fetched, which
-//! is not fetched again. Fingerprints are rebuilt from the map.
+//! (accepted pages with their features and links), the feedback, every URL fetched (not
+//! fetched again), the fingerprints in use and the representatives' history of the last round
+//! saved.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::AsyncContext as _;
 use ferret::config::Settings;
-use ferret::discovery::advisor::FerretFingerprint;
+use ferret::discovery::advisor::{FerretFingerprint, RepresentativeHistory};
 use ferret::discovery::engine::{DiscoveryEvent, Earlier, Engine, EngineCounts, RestoredPage};
 use ferret::discovery::features::Features;
 use ferret::discovery::filter::FilterFingerprint;
@@ -32,9 +37,11 @@ use tracing::{info, warn, Instrument as _};
 use crate::discover::{drive, engine_params, Done};
 use crate::instance::{Cx, Instance, RoleActor};
 use crate::messages::{
-    Envelope, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadFeedback, LoadFetched, MapPage,
+    Envelope, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadDiscoveryState, LoadFeedback,
+    LoadFetched, MapPage, SaveDiscoveryState,
 };
 use crate::pool::Route;
+use crate::storage::{DiscoveryState, FingerprintState};
 
 /// How long a round that found nothing to fetch waits before the next.
 pub const IDLE_PAUSE: Duration = Duration::from_secs(5);
@@ -106,6 +113,10 @@ pub struct Wiring {
     pub load_fetched: Route<LoadFetched>,
     /// PageDb.
     pub fetched_since: Route<FetchedSince>,
+    /// PageDb.
+    pub load_state: Route<LoadDiscoveryState>,
+    /// PageDb.
+    pub save_state: Route<SaveDiscoveryState>,
     /// The Ferrets, which fetch.
     pub fetch: Route<FetchPage>,
     /// The Mapmakers, which write pages to PageDb.
@@ -154,6 +165,8 @@ async fn run_loop(wiring: Wiring) {
         return;
     }
     let mut rounds = 0u64;
+    // The state the store has (as restored), saved again when a round changes it.
+    let mut saved = discovery_state(&engine);
     // Pages the hourly budget allows now: refilled continuously, at most an hour's worth.
     let per_hour = crawl.pages_per_hour;
     let mut allowance = per_hour.min(ROUND) as f64;
@@ -213,6 +226,22 @@ async fn run_loop(wiring: Wiring) {
                 Err(err) => warn!(error = %err, "A Mapmaker did not answer."),
             }
         }
+        let state = discovery_state(&engine);
+        if state != saved {
+            let at_ms = crate::supervisor::unix_millis();
+            match wiring
+                .save_state
+                .send(Envelope::new(SaveDiscoveryState {
+                    state: state.clone(),
+                    at_ms,
+                }))
+                .await
+            {
+                Ok(Ok(())) => saved = state,
+                Ok(Err(err)) => warn!(error = %err, "Cannot save the fingerprints."),
+                Err(err) => warn!(error = %err, "PageDb did not answer."),
+            }
+        }
         rounds += 1;
         wiring.board.publish(&engine, rounds);
         match report {
@@ -237,12 +266,17 @@ async fn run_loop(wiring: Wiring) {
     }
 }
 
-/// The store's map, feedback and fetched URLs, into the engine.
+/// The store's map, feedback, fetched URLs, fingerprints and representatives, into the
+/// engine.
 async fn restore(
     wiring: &Wiring,
     engine: &mut Engine,
     seen_feedback: &mut usize,
 ) -> anyhow::Result<()> {
+    let state = wiring
+        .load_state
+        .send(Envelope::new(LoadDiscoveryState))
+        .await??;
     let earlier = Earlier {
         map: restored_pages(
             wiring
@@ -264,12 +298,92 @@ async fn restore(
             .load_feedback
             .send(Envelope::new(LoadFeedback))
             .await??,
+        ..restored_state(state)
     };
-    let (pages, fetched) = (earlier.map.len(), earlier.fetched.len());
+    let (pages, fetched, prints) = (
+        earlier.map.len(),
+        earlier.fetched.len(),
+        earlier.ferret.len() + earlier.filters.len(),
+    );
     *seen_feedback = earlier.feedback.len();
     engine.resume(earlier);
-    info!(map = pages, fetched, "Discovery resumed from the store.");
+    info!(
+        map = pages,
+        fetched,
+        fingerprints = prints,
+        "Discovery resumed from the store."
+    );
     Ok(())
+}
+
+/// The loop's fingerprints and representatives, as the store keeps them.
+pub fn discovery_state(engine: &Engine) -> DiscoveryState {
+    fn body<T: Serialize>(value: &T) -> Option<String> {
+        serde_json::to_string(value)
+            .inspect_err(|err| warn!(error = %err, "A fingerprint cannot be saved; left out."))
+            .ok()
+    }
+    let mut representatives: Vec<(String, RepresentativeHistory)> = engine
+        .history()
+        .map(|(url, history)| (url.to_string(), history))
+        .collect();
+    representatives.sort_by(|a, b| a.0.cmp(&b.0));
+    DiscoveryState {
+        ferret: engine
+            .advisor()
+            .pool()
+            .iter()
+            .filter_map(|fp| {
+                Some(FingerprintState {
+                    ident: fp.id,
+                    body: body(fp)?,
+                    created_at_ms: fp.created_at_ms,
+                    fetched: fp.fetched.into(),
+                    approved: fp.approved.into(),
+                    reliability: 1.0,
+                })
+            })
+            .collect(),
+        filters: engine
+            .filters()
+            .filters()
+            .iter()
+            .filter_map(|f| {
+                Some(FingerprintState {
+                    ident: f.id,
+                    body: body(f)?,
+                    created_at_ms: f.created_at_ms,
+                    fetched: f.passed.into(),
+                    approved: f.passed.into(),
+                    reliability: f.reliability,
+                })
+            })
+            .collect(),
+        representatives,
+    }
+}
+
+/// What the store kept of the loop's state, for [`Engine::resume`]; a fingerprint whose body
+/// cannot be read is left out (the advisors make new ones) and logged.
+pub fn restored_state(state: DiscoveryState) -> Earlier {
+    fn read<T: serde::de::DeserializeOwned>(pool: &str, stored: Vec<FingerprintState>) -> Vec<T> {
+        stored
+            .into_iter()
+            .filter_map(|fp| match serde_json::from_str(&fp.body) {
+                Ok(print) => Some(print),
+                Err(err) => {
+                    warn!(pool, id = fp.ident, error = %err, "A stored fingerprint cannot be read; left out.");
+                    None
+                }
+            })
+            .collect()
+    }
+    Earlier {
+        ferret: read("ferret", state.ferret),
+        filters: read("filter", state.filters),
+        history: state.representatives,
+        ..Earlier::default()
+    }
 }
 
 /// Stored pages for the engine, those never fetched left out.

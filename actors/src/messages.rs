@@ -14,8 +14,8 @@ use ferret::fetch::FetchError;
 use serde::Serialize;
 
 use crate::storage::{
-    Detection, FingerprintPool, FingerprintUpdate, HittageComputation, ListingState, PageHittage,
-    PageRecord, Representative, StoreError, StoredFeedback, StoredFingerprint,
+    Detection, DiscoveryState, HittageComputation, ListingState, PageHittage, PageRecord,
+    StoreError, StoredFeedback,
 };
 
 /// The id of one message, unique within the process. Ids start at 1; `0` in logs means "no
@@ -293,55 +293,23 @@ pub struct PagesByHittage {
     pub limit: usize,
 }
 
-/// Adds fingerprints to a pool. Sent by the FerretAdvisor and the FilterAdvisor; the reply is
-/// their ids, in order.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<Vec<i64>, StoreError>")]
-pub struct SaveFingerprints {
-    /// The pool.
-    pub pool: FingerprintPool,
-    /// Their bodies, JSON.
-    pub bodies: Vec<String>,
-    /// When they were made (Unix ms).
-    pub at_ms: i64,
-}
-
-/// Asks for a pool's fingerprints, in id order. Sent by the advisors, Ferrets and Filters when
-/// they start.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<Vec<StoredFingerprint>, StoreError>")]
-pub struct LoadFingerprints {
-    /// The pool.
-    pub pool: FingerprintPool,
-    /// Include flushed ones.
-    pub include_flushed: bool,
-}
-
-/// Updates fingerprints' records (counts added, reliability, flush). Sent by Ferrets, Filters
-/// and the advisors; the reply is the store's outcome.
+/// The discovery loop's fingerprints and representatives as they are now: the store makes
+/// its pools in use these (flushing those gone) and records each representative's history.
+/// Sent by the FerretAdvisor after a round that changed them; the reply is the store's outcome.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), StoreError>")]
-pub struct UpdateFingerprints {
-    /// The updates.
-    pub updates: Vec<FingerprintUpdate>,
-}
-
-/// Records that pages were chosen as representatives. Sent by the FerretAdvisor; the reply is
-/// the store's outcome.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<(), StoreError>")]
-pub struct RecordRepresentatives {
-    /// The pages' URLs.
-    pub urls: Vec<String>,
+pub struct SaveDiscoveryState {
+    /// The state.
+    pub state: DiscoveryState,
     /// When (Unix ms).
     pub at_ms: i64,
 }
 
-/// Asks for every page's record as a representative, by URL. Sent by the FerretAdvisor when it
-/// starts.
+/// Asks for the discovery loop's saved state (fingerprints in use, representatives). Sent by
+/// the FerretAdvisor when its loop starts (also after a restart), to resume with it.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Vec<Representative>, StoreError>")]
-pub struct LoadRepresentatives;
+#[rtype(result = "Result<DiscoveryState, StoreError>")]
+pub struct LoadDiscoveryState;
 
 // ---------------------------------------------------------------------------------------
 // Ferret and Mapmaker: the discovery loop's fetching and its writes to the map.

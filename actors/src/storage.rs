@@ -20,7 +20,7 @@ use rusqlite_migration::{Migrations, M};
 mod discovery;
 
 pub use discovery::{
-    FingerprintPool, FingerprintUpdate, HittageComputation, PageHittage, PageRecord,
+    DiscoveryState, FingerprintPool, FingerprintState, HittageComputation, PageHittage, PageRecord,
     Representative, StoredFeedback, StoredFingerprint,
 };
 
@@ -177,6 +177,12 @@ const MIGRATIONS: &[M<'static>] = &[
             times_chosen  INTEGER NOT NULL,
             last_at_ms    INTEGER NOT NULL
         ) WITHOUT ROWID;",
+    ),
+    // 5: a representative's history counts the pages its fingerprints fetched and those the
+    // filters accepted, so that a restarted loop ranks representatives as before.
+    M::up(
+        "ALTER TABLE representatives ADD COLUMN fetched INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE representatives ADD COLUMN accepted INTEGER NOT NULL DEFAULT 0;",
     ),
 ];
 

@@ -32,10 +32,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::advisor::{
-    topic_similarity, FerretAdvisor, FerretAdvisorParams, PageView, RepresentativeHistory,
+    topic_similarity, FerretAdvisor, FerretAdvisorParams, FerretFingerprint, PageView,
+    RepresentativeHistory,
 };
 use super::features::{similarity, FeatureKind, Features, TermStats};
-use super::filter::{FilterBank, FilterParams};
+use super::filter::{FilterBank, FilterFingerprint, FilterParams};
 use super::frontier::{FetchOrder, FetchOutcome, Frontier, FrontierConfig};
 use super::hittage::{self, Feedback, FeedbackKind, HittageParams, Lighthouses};
 use super::page::PageDoc;
@@ -167,6 +168,12 @@ pub struct Earlier {
     pub fetched: Vec<String>,
     /// The user's feedback.
     pub feedback: Vec<Feedback>,
+    /// The ferret fingerprints in the pool.
+    pub ferret: Vec<FerretFingerprint>,
+    /// The filter fingerprints.
+    pub filters: Vec<FilterFingerprint>,
+    /// Each representative's history.
+    pub history: Vec<(String, RepresentativeHistory)>,
 }
 
 /// Counts for the report.
@@ -360,9 +367,14 @@ impl Engine {
         self.passed_by.remove(&url);
     }
 
-    /// Resumes from what earlier runs left in the store: the map, the pages kept, every URL
-    /// fetched, the feedback — in that order, so that feedback on a page already fetched does
-    /// not queue it again.
+    /// Resumes from what earlier runs left in the store: the map, the pages kept, the
+    /// fingerprints and the representatives' history, every URL fetched, the feedback — in
+    /// that order, so that feedback on a page already fetched does not queue it again, and a
+    /// dislike of a page a filter passed before the restart reaches that filter.
+    ///
+    /// A restored ferret fingerprint runs again (its representative's links not fetched yet
+    /// are queued: those in flight when the earlier run stopped), but the pages of those
+    /// links already kept count as judged by it, so that nothing is counted twice.
     pub fn resume(&mut self, earlier: Earlier) {
         for page in earlier.map {
             self.restore_page(page);
@@ -370,6 +382,21 @@ impl Engine {
         for page in earlier.kept {
             self.restore_fetched(page);
         }
+        for print in &earlier.ferret {
+            let links: Vec<String> = self
+                .cache
+                .get(&print.representative)
+                .map(|rep| rep.doc.links.iter().map(|l| l.url.to_string()).collect())
+                .unwrap_or_default();
+            for link in links {
+                if let Some(page) = self.cache.get_mut(&link) {
+                    page.judged_by.push(print.id);
+                }
+            }
+        }
+        self.advisor = FerretAdvisor::restore(self.params.advisor.clone(), earlier.ferret);
+        self.filters = FilterBank::restore(self.params.filter.clone(), earlier.filters);
+        self.history.extend(earlier.history);
         for url in earlier
             .fetched
             .iter()
@@ -379,6 +406,38 @@ impl Engine {
         }
         for event in earlier.feedback {
             self.feedback(event);
+        }
+        self.requeue_start_up();
+    }
+
+    /// What the start-up queued and a resumed loop lost with the frontier: the links of the
+    /// liked pages it has, and the background from their hosts' root pages. A loop killed
+    /// early (a liked page and a few pages around it in the store) goes on from these.
+    fn requeue_start_up(&mut self) {
+        let now_ms = self
+            .cache
+            .values()
+            .map(|p| p.fetched_at_ms)
+            .max()
+            .unwrap_or(0);
+        let mut liked: Vec<String> = self
+            .liked
+            .iter()
+            .filter(|url| self.cache.contains_key(*url))
+            .cloned()
+            .collect();
+        liked.sort_unstable();
+        for url in liked {
+            if let Some(root) = url::Url::parse(&url).ok().and_then(|u| u.join("/").ok()) {
+                if self.roots.insert(root.to_string()) {
+                    if self.cache.contains_key(root.as_str()) {
+                        self.pick_background(root.as_str(), now_ms);
+                    } else {
+                        self.frontier.push(root, BACKGROUND, ms(now_ms));
+                    }
+                }
+            }
+            self.queue_links(&url, &url, None, now_ms);
         }
     }
 
@@ -436,6 +495,11 @@ impl Engine {
     /// The ferret fingerprints.
     pub fn advisor(&self) -> &FerretAdvisor {
         &self.advisor
+    }
+
+    /// Each representative's history, by URL.
+    pub fn history(&self) -> impl Iterator<Item = (&str, RepresentativeHistory)> + '_ {
+        self.history.iter().map(|(url, h)| (url.as_str(), *h))
     }
 
     /// The frontier, for its statistics.

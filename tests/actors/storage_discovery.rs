@@ -1,11 +1,12 @@
-//! The discovery tables of the store (migration 4): pages and links, feedback, hittage
+//! The discovery tables of the store (migrations 4 and 5): pages and links, feedback, hittage
 //! computations, fingerprints and representatives, all surviving a reopen.
 
 use std::collections::HashMap;
 
+use ferret::discovery::advisor::RepresentativeHistory;
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use ferret_actors::storage::{
-    FingerprintPool, FingerprintUpdate, PageRecord, Representative, Store,
+    DiscoveryState, FingerprintPool, FingerprintState, PageRecord, Representative, Store,
 };
 
 fn page(url: &str, fetched_at_ms: i64, links: &[&str]) -> PageRecord {
@@ -159,99 +160,97 @@ fn pages_without_hittage_count_zero() {
     assert!(store.latest_hittage().unwrap().is_none());
 }
 
+fn print(ident: u64, body: &str, fetched: u64, reliability: f64) -> FingerprintState {
+    FingerprintState {
+        ident,
+        body: format!(r#"{{"id":{ident},"kind":"{body}"}}"#),
+        created_at_ms: 100,
+        fetched,
+        approved: fetched / 2,
+        reliability,
+    }
+}
+
+fn history(times: u32, fetched: u32, accepted: u32) -> RepresentativeHistory {
+    RepresentativeHistory {
+        times,
+        fetched,
+        accepted,
+    }
+}
+
 #[test]
-fn fingerprints_are_saved_counted_and_flushed() {
+fn the_discovery_state_is_synced_flushed_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ferret.db");
     {
         let mut store = Store::open(&path).unwrap();
-        let ids = store
-            .save_fingerprints(
-                FingerprintPool::Ferret,
-                &[
-                    r#"{"feature":"title"}"#.into(),
-                    r#"{"feature":"lang"}"#.into(),
-                ],
-                100,
-            )
-            .unwrap();
-        let filters = store
-            .save_fingerprints(FingerprintPool::Filter, &["[1,2]".into()], 200)
-            .unwrap();
-        store
-            .update_fingerprints(&[
-                FingerprintUpdate {
-                    id: ids[0],
-                    fetched: 10,
-                    approved: 4,
-                    ..FingerprintUpdate::default()
-                },
-                FingerprintUpdate {
-                    id: ids[0],
-                    fetched: 5,
-                    approved: 1,
-                    ..FingerprintUpdate::default()
-                },
-                FingerprintUpdate {
-                    id: ids[1],
-                    flushed_at_ms: Some(300),
-                    ..FingerprintUpdate::default()
-                },
-                FingerprintUpdate {
-                    id: filters[0],
-                    reliability: Some(0.25),
-                    ..FingerprintUpdate::default()
-                },
-            ])
-            .unwrap();
-        assert!(store
-            .save_fingerprints(FingerprintPool::Ferret, &["not json".into()], 1)
-            .is_err());
+        let first = DiscoveryState {
+            ferret: vec![print(1, "title", 0, 1.0), print(2, "lang", 0, 1.0)],
+            filters: vec![print(1, "filter", 3, 1.0)],
+            representatives: vec![
+                ("http://a/".into(), history(1, 0, 0)),
+                ("http://b/".into(), history(1, 0, 0)),
+            ],
+        };
+        store.save_discovery_state(&first, 100).unwrap();
+        // A round later: 1 counted on, 2 flushed, 3 made; the filter lost reliability; a chosen
+        // again, b's counts moved.
+        let second = DiscoveryState {
+            ferret: vec![print(1, "title", 10, 1.0), print(3, "size", 0, 1.0)],
+            filters: vec![print(1, "filter", 5, 0.75)],
+            representatives: vec![
+                ("http://a/".into(), history(2, 4, 1)),
+                ("http://b/".into(), history(1, 6, 3)),
+            ],
+        };
+        store.save_discovery_state(&second, 200).unwrap();
+        // A body the store cannot read as JSON is refused, and nothing of that save is kept.
+        let broken = DiscoveryState {
+            ferret: vec![FingerprintState {
+                body: "not json".into(),
+                ..print(4, "x", 0, 1.0)
+            }],
+            ..second.clone()
+        };
+        assert!(store.save_discovery_state(&broken, 300).is_err());
+        assert_eq!(store.load_discovery_state().unwrap(), second);
     }
     let store = Store::open(&path).unwrap();
-    let live = store
-        .load_fingerprints(FingerprintPool::Ferret, false)
-        .unwrap();
-    assert_eq!(live.len(), 1);
-    assert_eq!((live[0].fetched, live[0].approved), (15, 5));
-    assert_eq!(live[0].body, r#"{"feature":"title"}"#);
-    assert_eq!(live[0].reliability, 1.0);
+    let state = store.load_discovery_state().unwrap();
+    let idents: Vec<u64> = state.ferret.iter().map(|f| f.ident).collect();
+    assert_eq!(idents, [1, 3]);
+    assert_eq!((state.ferret[0].fetched, state.ferret[0].approved), (10, 5));
+    assert_eq!(state.filters[0].reliability, 0.75);
+    // The flushed fingerprint is kept, with its flush time.
     let all = store
         .load_fingerprints(FingerprintPool::Ferret, true)
         .unwrap();
-    assert_eq!(all.len(), 2);
-    assert_eq!(all[1].flushed_at_ms, Some(300));
-    let filters = store
-        .load_fingerprints(FingerprintPool::Filter, false)
-        .unwrap();
-    assert_eq!(filters.len(), 1);
-    assert_eq!(filters[0].reliability, 0.25);
-    assert_eq!(filters[0].pool, FingerprintPool::Filter);
-}
-
-#[test]
-fn representatives_count_their_turns() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("ferret.db")).unwrap();
-    store
-        .record_representatives(&["http://a/".into(), "http://b/".into()], 100)
-        .unwrap();
-    store
-        .record_representatives(&["http://a/".into()], 200)
-        .unwrap();
+    assert_eq!(all.len(), 3);
+    let flushed: Vec<_> = all.iter().filter_map(|f| f.flushed_at_ms).collect();
+    assert_eq!(flushed, [200]);
+    let representatives = store.load_representatives().unwrap();
     assert_eq!(
-        store.load_representatives().unwrap(),
+        representatives,
         [
-            Representative {
-                url: "http://a/".into(),
-                times_chosen: 2,
-                last_at_ms: 200
-            },
-            Representative {
-                url: "http://b/".into(),
-                times_chosen: 1,
-                last_at_ms: 100
-            },
+            (
+                "http://a/".to_string(),
+                Representative {
+                    times_chosen: 2,
+                    fetched: 4,
+                    accepted: 1,
+                    last_at_ms: 200
+                }
+            ),
+            (
+                "http://b/".to_string(),
+                Representative {
+                    times_chosen: 1,
+                    fetched: 6,
+                    accepted: 3,
+                    last_at_ms: 100
+                }
+            ),
         ]
     );
 }

@@ -3,7 +3,7 @@
 //! and the whole loop on a two-topic site, against breadth-first, deterministically.
 
 use ferret::discovery::advisor::{FerretAdvisor, FerretAdvisorParams, Group, PageView};
-use ferret::discovery::engine::{DiscoveryEvent, Engine, EngineParams};
+use ferret::discovery::engine::{DiscoveryEvent, Earlier, Engine, EngineParams, RestoredPage};
 use ferret::discovery::features::{similarity, FeatureKind, Features, TermStats};
 use ferret::discovery::filter::{FilterBank, FilterFeature, FilterFingerprint, FilterParams};
 use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
@@ -227,6 +227,26 @@ fn a_filter_passes_on_a_majority_and_loses_reliability_to_dislikes() {
 
 /// Runs the loop over the site on a virtual clock; the fetch order and the pages accepted.
 fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
+    let (_, events) = crawl_with_events(seed, budget);
+    let (mut fetched, mut accepted) = (Vec::new(), Vec::new());
+    for event in events {
+        match event {
+            DiscoveryEvent::Fetched {
+                url,
+                features: Some(_),
+                ..
+            } => fetched.push(Url::parse(&url).unwrap().path().to_string()),
+            DiscoveryEvent::Accepted(page) => {
+                accepted.push(Url::parse(&page.url).unwrap().path().to_string())
+            }
+            _ => {}
+        }
+    }
+    (fetched, accepted)
+}
+
+/// [`crawl`]'s loop and every event it gave.
+fn crawl_with_events(seed: u64, budget: usize) -> (Engine, Vec<DiscoveryEvent>) {
     let mut engine = Engine::new(EngineParams {
         frontier: FrontierConfig {
             min_interval_ms: 0,
@@ -241,9 +261,9 @@ fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
             Feedback::new(&format!("{BASE}{like}"), FeedbackKind::Like, None, 0).unwrap(),
         );
     }
-    let (mut fetched, mut accepted) = (Vec::new(), Vec::new());
+    let (mut fetched, mut events) = (0, Vec::new());
     let mut now = 1;
-    while fetched.len() < budget {
+    while fetched < budget {
         let Some(order) = engine.poll_fetch(now) else {
             break;
         };
@@ -254,19 +274,15 @@ fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
             }
             FetchOrder::Page { url, .. } => match site::get(url.path()) {
                 Some(html) => {
-                    fetched.push(url.path().to_string());
+                    fetched += 1;
                     engine.handle_page(parse_page(&url, html.as_bytes(), Some("text/html")), now);
                 }
                 None => engine.handle_failure(&url, now),
             },
         }
-        while let Some(event) = engine.poll_event() {
-            if let DiscoveryEvent::Accepted(page) = event {
-                accepted.push(Url::parse(&page.url).unwrap().path().to_string());
-            }
-        }
+        events.extend(std::iter::from_fn(|| engine.poll_event()));
     }
-    (fetched, accepted)
+    (engine, events)
 }
 
 fn breadth_first(budget: usize) -> Vec<String> {
@@ -360,10 +376,194 @@ fn a_loop_resumed_from_a_small_store_goes_on() {
         Feedback::new(&format!("{BASE}ferret-1.html"), FeedbackKind::Like, None, 0).unwrap(),
     );
     let order = engine.poll_fetch(100);
-    eprintln!(
-        "{order:?} {:?} {:?}",
+    assert!(
+        order.is_some(),
+        "{:?} {:?}",
         engine.counts(),
         engine.frontier().stats()
     );
-    assert!(order.is_some());
+}
+
+/// A loop killed right after start-up (the liked page and the root page stored, everything
+/// queued lost) queues the liked page's links and the background again when resumed.
+#[test]
+fn a_loop_resumed_with_nothing_queued_queues_the_liked_pages_links_again() {
+    let analyzer = Analyzer::new();
+    let restored = |path: &str| {
+        let url = Url::parse(BASE).unwrap().join(path).unwrap();
+        let doc = parse_page(&url, site::get(path).unwrap().as_bytes(), Some("text/html"));
+        RestoredPage {
+            url: url.to_string(),
+            title: doc.title.clone(),
+            features: Features::computed(&doc, &analyzer),
+            links: doc.links.iter().map(|l| l.url.to_string()).collect(),
+            filter: None,
+            fetched_at_ms: 5,
+        }
+    };
+    let liked = restored("/ferret-1.html");
+    let root = restored("/");
+    let mut engine = Engine::new(EngineParams {
+        frontier: FrontierConfig {
+            min_interval_ms: 0,
+            max_in_flight_per_host: 8,
+            ..FrontierConfig::default()
+        },
+        ..EngineParams::default()
+    });
+    engine.resume(Earlier {
+        fetched: vec![liked.url.clone(), root.url.clone()],
+        feedback: vec![Feedback::new(&liked.url, FeedbackKind::Like, None, 0).unwrap()],
+        map: vec![liked.clone()],
+        kept: vec![root],
+        ..Earlier::default()
+    });
+    let mut orders = Vec::new();
+    while orders.len() < 30 {
+        let Some(order) = engine.poll_fetch(100) else {
+            break;
+        };
+        match order {
+            FetchOrder::Robots { host, .. } => {
+                engine.handle_robots(&host, RobotsOutcome::Unavailable, 100)
+            }
+            FetchOrder::Page { url, .. } => {
+                orders.push(url.to_string());
+                let html = site::get(url.path()).unwrap();
+                engine.handle_page(parse_page(&url, html.as_bytes(), Some("text/html")), 100);
+            }
+        }
+    }
+    // The liked page's links, and the background drawn from the root page again: the loop
+    // has enough to go on with (without them it ran dry after the liked page's five links).
+    assert!(
+        liked.links.iter().all(|link| orders.contains(link)),
+        "{orders:?}"
+    );
+    assert_eq!(orders.len(), 30, "{orders:?}");
+    assert!(!orders.contains(&liked.url));
+}
+
+/// Everything a store would keep of a crawl's events and its loop, as [`Engine::resume`]
+/// takes it.
+fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Earlier {
+    let mut earlier = Earlier {
+        feedback: likes.to_vec(),
+        ferret: engine.advisor().pool().to_vec(),
+        filters: engine.filters().filters().to_vec(),
+        history: engine
+            .history()
+            .map(|(url, history)| (url.to_string(), history))
+            .collect(),
+        ..Earlier::default()
+    };
+    let mut kept = std::collections::BTreeMap::new();
+    for event in events {
+        match event {
+            DiscoveryEvent::Fetched {
+                url,
+                title,
+                at_ms,
+                features,
+                links,
+            } => {
+                earlier.fetched.push(url.clone());
+                if let Some(features) = features {
+                    kept.insert(
+                        url.clone(),
+                        RestoredPage {
+                            url: url.clone(),
+                            title: title.clone(),
+                            features: (**features).clone(),
+                            links: links.clone(),
+                            filter: None,
+                            fetched_at_ms: *at_ms,
+                        },
+                    );
+                }
+            }
+            DiscoveryEvent::Accepted(page) => {
+                kept.remove(&page.url);
+                earlier.map.push(RestoredPage {
+                    url: page.url.clone(),
+                    title: page.title.clone(),
+                    features: page.features.clone(),
+                    links: page.links.clone(),
+                    filter: page.filter,
+                    fetched_at_ms: page.fetched_at_ms,
+                });
+            }
+            DiscoveryEvent::Discarded { .. } => {}
+        }
+    }
+    earlier.kept = kept.into_values().collect();
+    earlier
+}
+
+/// A loop resumed with its fingerprints and representatives has the same pools and history,
+/// counts nothing twice, and a dislike of a page a filter passed before the restart costs that
+/// filter its reliability (a loop that rebuilt its filters from scratch would number them anew
+/// and charge whichever new filter got the old number).
+#[test]
+fn a_resumed_loop_keeps_its_fingerprints_and_a_dislike_reaches_the_filter_that_passed_the_page() {
+    let (engine, events) = crawl_with_events(1, 32);
+    let likes: Vec<Feedback> = ["ferret-1.html", "ferret-2.html"]
+        .iter()
+        .map(|like| Feedback::new(&format!("{BASE}{like}"), FeedbackKind::Like, None, 0).unwrap())
+        .collect();
+    let earlier = stored(&engine, &events, &likes);
+    assert!(!earlier.ferret.is_empty() && !earlier.filters.is_empty());
+    let (passed, filter) = earlier
+        .map
+        .iter()
+        .find_map(|p| p.filter.map(|f| (p.url.clone(), f)))
+        .expect("a page a filter passed");
+
+    let mut resumed = Engine::new(EngineParams {
+        frontier: FrontierConfig {
+            min_interval_ms: 0,
+            max_in_flight_per_host: 8,
+            ..FrontierConfig::default()
+        },
+        ..EngineParams::default()
+    });
+    resumed.resume(earlier.clone());
+    assert_eq!(resumed.advisor().pool(), engine.advisor().pool());
+    assert_eq!(resumed.filters().filters(), engine.filters().filters());
+    let mut history: Vec<_> = resumed.history().collect();
+    history.sort_by(|a, b| a.0.cmp(b.0));
+    let mut before: Vec<_> = engine.history().collect();
+    before.sort_by(|a, b| a.0.cmp(b.0));
+    assert_eq!(history, before);
+
+    // Restored fingerprints run again for the links left, without judging kept pages twice.
+    assert!(
+        resumed.poll_fetch(10_000).is_some(),
+        "the resumed loop goes on"
+    );
+    for print in resumed.advisor().pool() {
+        if let Some(old) = engine.advisor().get(print.id) {
+            assert_eq!(
+                (print.fetched, print.approved),
+                (old.fetched, old.approved),
+                "{print:?}"
+            );
+        }
+    }
+
+    let reliability = |engine: &Engine| {
+        engine
+            .filters()
+            .filters()
+            .iter()
+            .find(|f| f.id == filter)
+            .map(|f| f.reliability)
+    };
+    let was = reliability(&resumed).expect("the filter is back");
+    resumed.feedback(Feedback::new(&passed, FeedbackKind::Dislike, None, 20_000).unwrap());
+    let now = reliability(&resumed).unwrap();
+    assert!(
+        (was - now - FilterParams::default().dislike_cost).abs() < 1e-9,
+        "{was} → {now}"
+    );
 }

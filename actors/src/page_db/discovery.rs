@@ -6,13 +6,12 @@ use ferret::discovery::hittage::Feedback;
 use super::PageDb;
 use crate::instance::{Cx, Handle};
 use crate::messages::{
-    FetchedSince, LoadAccepted, LoadFeedback, LoadFetched, LoadFingerprints, LoadHittageHistory,
-    LoadLinks, LoadRepresentatives, PagesByHittage, Recommendations, RecordFeedback, RecordHittage,
-    RecordRepresentatives, SaveFingerprints, UpdateFingerprints, UpsertPages,
+    FetchedSince, LoadAccepted, LoadDiscoveryState, LoadFeedback, LoadFetched, LoadHittageHistory,
+    LoadLinks, PagesByHittage, Recommendations, RecordFeedback, RecordHittage, SaveDiscoveryState,
+    UpsertPages,
 };
 use crate::storage::{
-    HittageComputation, PageHittage, PageRecord, Representative, StoreError, StoredFeedback,
-    StoredFingerprint,
+    DiscoveryState, HittageComputation, PageHittage, PageRecord, StoreError, StoredFeedback,
 };
 
 /// `impl Handle<Message> for PageDb` replying `Result<Reply, StoreError>` from `body`, with
@@ -52,13 +51,6 @@ store_handlers! {
     );
     LoadHittageHistory => Vec<HittageComputation>, |store, msg| store.hittage_history(msg.last);
     PagesByHittage => Vec<PageHittage>, |store, msg| store.pages_by_hittage(msg.limit);
-    SaveFingerprints => Vec<i64>, |store, msg| {
-        store.save_fingerprints(msg.pool, &msg.bodies, msg.at_ms)
-    };
-    LoadFingerprints => Vec<StoredFingerprint>, |store, msg| {
-        store.load_fingerprints(msg.pool, msg.include_flushed)
-    };
-    UpdateFingerprints => (), |store, msg| store.update_fingerprints(&msg.updates);
-    RecordRepresentatives => (), |store, msg| store.record_representatives(&msg.urls, msg.at_ms);
-    LoadRepresentatives => Vec<Representative>, |store, _| store.load_representatives();
+    SaveDiscoveryState => (), |store, msg| store.save_discovery_state(&msg.state, msg.at_ms);
+    LoadDiscoveryState => DiscoveryState, |store, _| store.load_discovery_state();
 }

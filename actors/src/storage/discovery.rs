@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ferret::discovery::advisor::RepresentativeHistory;
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use rusqlite::{params, OptionalExtension as _, Transaction};
 use serde::{Deserialize, Serialize};
@@ -138,28 +139,43 @@ pub struct StoredFingerprint {
     pub flushed_at_ms: Option<i64>,
 }
 
-/// A change to a stored fingerprint's record.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FingerprintUpdate {
-    /// The fingerprint's id.
-    pub id: i64,
-    /// Pages fetched with it since the last update (added).
+/// A fingerprint of the loop as the store keeps it (see [`Store::sync_fingerprints`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FingerprintState {
+    /// The loop's id of it (the `id` of its body), unique in its pool while in use.
+    pub ident: u64,
+    /// Its body: JSON the loop reads back.
+    pub body: String,
+    /// When it was made (Unix ms).
+    pub created_at_ms: i64,
+    /// Pages fetched with it (ferret) or passed by it (filter).
     pub fetched: u64,
-    /// Pages approved since the last update (added).
+    /// Pages it approved (ferret).
     pub approved: u64,
-    /// Its new reliability, if it changed.
-    pub reliability: Option<f64>,
-    /// Set to flush it at this time (Unix ms).
-    pub flushed_at_ms: Option<i64>,
+    /// Its reliability (filter); 1.0 for a ferret fingerprint.
+    pub reliability: f64,
+}
+
+/// The discovery loop's fingerprints and representatives, as stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiscoveryState {
+    /// The ferret fingerprints in use.
+    pub ferret: Vec<FingerprintState>,
+    /// The filter fingerprints in use.
+    pub filters: Vec<FingerprintState>,
+    /// Each representative's history, by URL.
+    pub representatives: Vec<(String, RepresentativeHistory)>,
 }
 
 /// A page's record as a representative.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Representative {
-    /// The page's URL.
-    pub url: String,
     /// How many times it was chosen.
     pub times_chosen: u64,
+    /// Pages its fingerprints fetched.
+    pub fetched: u64,
+    /// Of those, pages the filters accepted.
+    pub accepted: u64,
     /// When it was last chosen (Unix ms).
     pub last_at_ms: i64,
 }
@@ -185,6 +201,92 @@ fn page_hittage(row: &rusqlite::Row<'_>) -> rusqlite::Result<PageHittage> {
         accepted: row.get(4)?,
         fetched_at_ms: row.get(5)?,
     })
+}
+
+/// Makes the fingerprints of `pool` in use those of `current`, at `at_ms`: one the store
+/// has (by the loop's id) gets its body and counts replaced, a new one is added, and one in
+/// use that is not in `current` any more is flushed at `at_ms` (kept, for the record).
+fn sync_fingerprints(
+    tx: &Transaction<'_>,
+    pool: FingerprintPool,
+    current: &[FingerprintState],
+    at_ms: i64,
+) -> Result<(), rusqlite::Error> {
+    let stored: HashMap<i64, i64> = {
+        let mut query = tx.prepare(
+            "SELECT json_extract(body, '$.id'), id FROM fingerprints
+             WHERE pool = ?1 AND flushed_at_ms IS NULL",
+        )?;
+        let rows = query.query_map([pool.name()], |row| {
+            Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, i64>(1)?))
+        })?;
+        rows.filter_map(|row| match row {
+            Ok((Some(ident), id)) => Some(Ok((ident, id))),
+            Ok((None, _)) => None,
+            Err(err) => Some(Err(err)),
+        })
+        .collect::<Result<_, _>>()?
+    };
+    let mut kept = HashSet::new();
+    for fp in current {
+        let ident = i64::try_from(fp.ident).unwrap_or(i64::MAX);
+        let (fetched, approved) = (
+            i64::try_from(fp.fetched).unwrap_or(i64::MAX),
+            i64::try_from(fp.approved).unwrap_or(i64::MAX),
+        );
+        if let Some(&id) = stored.get(&ident) {
+            kept.insert(id);
+            tx.execute(
+                "UPDATE fingerprints SET body = ?1, fetched = ?2, approved = ?3,
+                    reliability = ?4 WHERE id = ?5",
+                params![fp.body, fetched, approved, fp.reliability, id],
+            )?;
+        } else {
+            tx.execute(
+                "INSERT INTO fingerprints
+                    (pool, body, created_at_ms, fetched, approved, reliability)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    pool.name(),
+                    fp.body,
+                    fp.created_at_ms,
+                    fetched,
+                    approved,
+                    fp.reliability
+                ],
+            )?;
+        }
+    }
+    for id in stored.values().filter(|id| !kept.contains(*id)) {
+        tx.execute(
+            "UPDATE fingerprints SET flushed_at_ms = ?1 WHERE id = ?2",
+            params![at_ms, id],
+        )?;
+    }
+    Ok(())
+}
+
+/// Records each representative's history as it is now; `last_at_ms` moves to `at_ms`
+/// for those chosen again since.
+fn save_representatives(
+    tx: &Transaction<'_>,
+    history: &[(String, RepresentativeHistory)],
+    at_ms: i64,
+) -> Result<(), rusqlite::Error> {
+    for (url, h) in history {
+        tx.execute(
+            "INSERT INTO representatives (url, times_chosen, fetched, accepted, last_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (url) DO UPDATE SET
+                last_at_ms = CASE WHEN times_chosen <> excluded.times_chosen
+                             THEN excluded.last_at_ms ELSE last_at_ms END,
+                times_chosen = excluded.times_chosen,
+                fetched = excluded.fetched,
+                accepted = excluded.accepted",
+            params![url, h.times, h.fetched, h.accepted, at_ms],
+        )?;
+    }
+    Ok(())
 }
 
 impl Store {
@@ -509,24 +611,63 @@ impl Store {
         Ok(pages)
     }
 
-    /// Adds fingerprints to `pool`, made at `at_ms`; returns their ids, in order.
-    pub fn save_fingerprints(
+    /// Saves the loop's state: both pools synced ([`Store::sync_fingerprints`]) and the
+    /// representatives' history ([`Store::save_representatives`]), in one transaction.
+    pub fn save_discovery_state(
         &mut self,
-        pool: FingerprintPool,
-        bodies: &[String],
+        state: &DiscoveryState,
         at_ms: i64,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let mut ids = Vec::with_capacity(bodies.len());
-        for body in bodies {
-            tx.execute(
-                "INSERT INTO fingerprints (pool, body, created_at_ms) VALUES (?1, ?2, ?3)",
-                params![pool.name(), body, at_ms],
-            )?;
-            ids.push(tx.last_insert_rowid());
-        }
+        sync_fingerprints(&tx, FingerprintPool::Ferret, &state.ferret, at_ms)?;
+        sync_fingerprints(&tx, FingerprintPool::Filter, &state.filters, at_ms)?;
+        save_representatives(&tx, &state.representatives, at_ms)?;
         tx.commit()?;
-        Ok(ids)
+        Ok(())
+    }
+
+    /// The loop's state in use: both pools (their bodies, counts and creation times) and
+    /// every representative's history.
+    pub fn load_discovery_state(&self) -> Result<DiscoveryState, StoreError> {
+        let pool = |pool| -> Result<Vec<FingerprintState>, StoreError> {
+            let mut query = self.conn.prepare(
+                "SELECT json_extract(body, '$.id'), body, created_at_ms, fetched, approved,
+                        reliability
+                 FROM fingerprints WHERE pool = ?1 AND flushed_at_ms IS NULL ORDER BY id",
+            )?;
+            let rows = query
+                .query_map([FingerprintPool::name(pool)], |row| {
+                    Ok(FingerprintState {
+                        ident: row.get::<_, Option<i64>>(0)?.unwrap_or(0) as u64,
+                        body: row.get(1)?,
+                        created_at_ms: row.get(2)?,
+                        fetched: row.get::<_, i64>(3)? as u64,
+                        approved: row.get::<_, i64>(4)? as u64,
+                        reliability: row.get(5)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        };
+        Ok(DiscoveryState {
+            ferret: pool(FingerprintPool::Ferret)?,
+            filters: pool(FingerprintPool::Filter)?,
+            representatives: self
+                .load_representatives()?
+                .into_iter()
+                .map(|(url, r)| {
+                    let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+                    (
+                        url,
+                        RepresentativeHistory {
+                            times: count(r.times_chosen),
+                            fetched: count(r.fetched),
+                            accepted: count(r.accepted),
+                        },
+                    )
+                })
+                .collect(),
+        })
     }
 
     /// The fingerprints of `pool` in id order: those in use, or all of them.
@@ -557,63 +698,23 @@ impl Store {
         Ok(fingerprints)
     }
 
-    /// Applies fingerprint updates in one transaction: counts added, reliability set, flush
-    /// time set. Unknown ids are ignored.
-    pub fn update_fingerprints(&mut self, updates: &[FingerprintUpdate]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        for update in updates {
-            tx.execute(
-                "UPDATE fingerprints SET
-                    fetched = fetched + ?2,
-                    approved = approved + ?3,
-                    reliability = coalesce(?4, reliability),
-                    flushed_at_ms = coalesce(?5, flushed_at_ms)
-                 WHERE id = ?1",
-                params![
-                    update.id,
-                    update.fetched as i64,
-                    update.approved as i64,
-                    update.reliability,
-                    update.flushed_at_ms
-                ],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Records that `urls` were chosen as representatives at `at_ms`.
-    pub fn record_representatives(
-        &mut self,
-        urls: &[String],
-        at_ms: i64,
-    ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        for url in urls {
-            tx.execute(
-                "INSERT INTO representatives (url, times_chosen, last_at_ms) VALUES (?1, 1, ?2)
-                 ON CONFLICT (url) DO UPDATE SET
-                    times_chosen = times_chosen + 1,
-                    last_at_ms = max(last_at_ms, excluded.last_at_ms)",
-                params![url, at_ms],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
     /// Every page ever chosen as a representative, by URL.
-    pub fn load_representatives(&self) -> Result<Vec<Representative>, StoreError> {
-        let mut query = self
-            .conn
-            .prepare("SELECT url, times_chosen, last_at_ms FROM representatives ORDER BY url")?;
+    pub fn load_representatives(&self) -> Result<Vec<(String, Representative)>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT url, times_chosen, fetched, accepted, last_at_ms FROM representatives
+             ORDER BY url",
+        )?;
         let representatives = query
             .query_map([], |row| {
-                Ok(Representative {
-                    url: row.get(0)?,
-                    times_chosen: row.get::<_, i64>(1)? as u64,
-                    last_at_ms: row.get(2)?,
-                })
+                Ok((
+                    row.get(0)?,
+                    Representative {
+                        times_chosen: row.get::<_, i64>(1)? as u64,
+                        fetched: row.get::<_, i64>(2)? as u64,
+                        accepted: row.get::<_, i64>(3)? as u64,
+                        last_at_ms: row.get(4)?,
+                    },
+                ))
             })?
             .collect::<Result<_, _>>()?;
         Ok(representatives)
