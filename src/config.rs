@@ -100,6 +100,9 @@ pub struct DiscoverySettings {
     pub generalize_interval: Duration,
     /// Hittage and lighthouse parameters.
     pub hittage: HittageParams,
+    /// How long a page a filter passed may go without feedback before it counts as not
+    /// visited (and costs that filter reliability).
+    pub unvisited_after: Duration,
     /// The crawl.
     pub crawl: CrawlSettings,
 }
@@ -411,6 +414,8 @@ struct RawDiscovery {
     lighthouse_threshold: Option<f64>,
     lighthouse_window: Option<i64>,
     lighthouse_min_hits: Option<i64>,
+    // The filters.
+    unvisited_after_hours: Option<i64>,
     // The crawl.
     crawl: Option<bool>,
     allow_loopback: Option<bool>,
@@ -983,6 +988,15 @@ fn validate_discovery(raw: &RawDiscovery, check: &mut Check) -> DiscoverySetting
             1..=86_400,
         )),
         hittage,
+        unvisited_after: Duration::from_secs(
+            3_600
+                * check.int(
+                    "discovery.unvisited_after_hours",
+                    raw.unvisited_after_hours,
+                    72u64,
+                    1..=8_760,
+                ),
+        ),
         crawl,
     }
 }

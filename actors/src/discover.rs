@@ -17,6 +17,7 @@ use ferret::discovery::engine::{
     AcceptedPage, DiscoveryEvent, Earlier, Engine, EngineCounts, EngineParams,
 };
 use ferret::discovery::features::Features;
+use ferret::discovery::filter::FilterParams;
 use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use ferret::discovery::page::{parse_page, PageDoc};
@@ -160,6 +161,11 @@ pub fn engine_params(settings: &Settings, crawl: &CrawlSettings) -> EngineParams
             max_in_flight_per_host: crawl.per_host_concurrency,
             min_interval_ms: u64::try_from(crawl.per_host_interval.as_millis()).unwrap_or(u64::MAX),
             ..FrontierConfig::default()
+        },
+        filter: FilterParams {
+            unvisited_after_ms: i64::try_from(settings.discovery.unvisited_after.as_millis())
+                .unwrap_or(i64::MAX),
+            ..FilterParams::default()
         },
         seed: settings.runtime.seed,
         ..EngineParams::default()

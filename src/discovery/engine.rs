@@ -24,7 +24,7 @@
 //! tell distinctive features from, so the liked pages' links are fetched and kept (the sample)
 //! and judged as soon as the first fingerprints exist.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -239,6 +239,10 @@ pub struct Engine {
     since_rebuild: u32,
     /// Accepted page → the filter that passed it, for the user's verdicts.
     passed_by: FxHashMap<String, u64>,
+    /// Pages a filter passed that have no feedback yet, by when they were passed: not
+    /// visited once `unvisited_after_ms` has gone by. `awaiting` finds an entry by URL.
+    unvisited: BTreeSet<(i64, String)>,
+    awaiting: FxHashMap<String, i64>,
     /// Lighthouse → the size of the set its filter was built from.
     filter_sets: FxHashMap<String, usize>,
     events: VecDeque<DiscoveryEvent>,
@@ -279,6 +283,8 @@ impl Engine {
             history: FxHashMap::default(),
             since_rebuild: 0,
             passed_by: FxHashMap::default(),
+            unvisited: BTreeSet::new(),
+            awaiting: FxHashMap::default(),
             filter_sets: FxHashMap::default(),
             events: VecDeque::new(),
             counts: EngineCounts::default(),
@@ -302,6 +308,7 @@ impl Engine {
             }
         }
         if let Some(&filter) = self.passed_by.get(&event.url) {
+            self.stop_awaiting(&event.url);
             let verdict = match event.kind {
                 FeedbackKind::Dislike => Some(false),
                 _ => Some(true),
@@ -351,6 +358,7 @@ impl Engine {
         self.fetched_order.push(key.clone());
         if let Some(filter) = page.filter {
             self.passed_by.insert(key.clone(), filter);
+            self.await_visit(&key, page.fetched_at_ms);
         }
         self.map.insert(key);
     }
@@ -365,6 +373,7 @@ impl Engine {
         }
         self.map.remove(&url);
         self.passed_by.remove(&url);
+        self.stop_awaiting(&url);
     }
 
     /// Resumes from what earlier runs left in the store: the map, the pages kept, the
@@ -448,6 +457,7 @@ impl Engine {
 
     /// What to fetch next, if anything may be fetched at `now_ms`.
     pub fn poll_fetch(&mut self, now_ms: i64) -> Option<FetchOrder> {
+        self.judge_unvisited(now_ms);
         self.run_ferrets(now_ms);
         if let Some(order) = self.frontier.poll(ms(now_ms)) {
             return Some(order);
@@ -637,8 +647,37 @@ impl Engine {
         }
     }
 
+    /// Starts the wait for the user's feedback on `url`, passed at `at_ms`.
+    fn await_visit(&mut self, url: &str, at_ms: i64) {
+        self.stop_awaiting(url);
+        self.awaiting.insert(url.to_string(), at_ms);
+        self.unvisited.insert((at_ms, url.to_string()));
+    }
+
+    fn stop_awaiting(&mut self, url: &str) {
+        if let Some(at) = self.awaiting.remove(url) {
+            self.unvisited.remove(&(at, url.to_string()));
+        }
+    }
+
+    /// Charges the filters for the pages they passed that had no feedback within
+    /// `unvisited_after_ms` of `now_ms` (each page once).
+    fn judge_unvisited(&mut self, now_ms: i64) {
+        let due = now_ms.saturating_sub(self.params.filter.unvisited_after_ms);
+        while let Some((at, url)) = self.unvisited.first().cloned() {
+            if at > due {
+                break;
+            }
+            self.unvisited.pop_first();
+            self.awaiting.remove(&url);
+            if let Some(&filter) = self.passed_by.get(&url) {
+                self.filters.judge(filter, None);
+            }
+        }
+    }
+
     /// The Mapmaker: completes the page's features and puts it in the map.
-    fn accept(&mut self, url: &str, filter: Option<u64>, fingerprint: Option<u64>, _now_ms: i64) {
+    fn accept(&mut self, url: &str, filter: Option<u64>, fingerprint: Option<u64>, now_ms: i64) {
         let Some(page) = self.cache.get_mut(url) else {
             return;
         };
@@ -652,6 +691,7 @@ impl Engine {
         self.map.insert(url.to_string());
         if let Some(filter) = filter {
             self.passed_by.insert(url.to_string(), filter);
+            self.await_visit(url, now_ms);
         }
         self.counts.accepted += u64::from(filter.is_some());
         let page = &self.cache[url];

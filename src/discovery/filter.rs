@@ -17,8 +17,8 @@
 //! filter that passed it is recorded with the page.
 //!
 //! **Reliability.** Every filter starts at 1. A dislike of a page it passed costs
-//! `dislike_cost`; a page it passed that the user has not visited within the window costs
-//! `unvisited_cost`; a like or a visit gives back `visit_credit` (at most 1). A filter under
+//! `dislike_cost`; a page it passed that the user has given no feedback on within
+//! `unvisited_after_ms` costs `unvisited_cost` (once); a like or a visit gives back `visit_credit` (at most 1). A filter under
 //! `rebuild_below` is rebuilt from its lighthouse's current set.
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,9 @@ pub struct FilterParams {
     pub dislike_cost: f64,
     /// Reliability a page left unvisited costs.
     pub unvisited_cost: f64,
+    /// How long after it passed a page the user has given no feedback on counts as not
+    /// visited, in ms.
+    pub unvisited_after_ms: i64,
     /// Reliability a visit or like gives back.
     pub visit_credit: f64,
     /// Reliability under which a filter is rebuilt.
@@ -53,6 +56,7 @@ impl Default for FilterParams {
             min_link_similarity: 0.15,
             dislike_cost: 0.25,
             unvisited_cost: 0.02,
+            unvisited_after_ms: 72 * 3_600_000,
             visit_credit: 0.05,
             rebuild_below: 0.4,
         }

@@ -567,3 +567,62 @@ fn a_resumed_loop_keeps_its_fingerprints_and_a_dislike_reaches_the_filter_that_p
         "{was} → {now}"
     );
 }
+
+/// A page a filter passed that gets no feedback within the window costs that filter
+/// reliability, once; a page the user visited costs nothing.
+#[test]
+fn pages_left_unvisited_cost_their_filter_reliability_once() {
+    let (engine, events) = crawl_with_events(1, 32);
+    let earlier = stored(&engine, &events, &[]);
+    let window = 1_000;
+    let mut resumed = Engine::new(EngineParams {
+        filter: FilterParams {
+            unvisited_after_ms: window,
+            ..FilterParams::default()
+        },
+        ..EngineParams::default()
+    });
+    let passed: Vec<(String, u64, i64)> = earlier
+        .map
+        .iter()
+        .filter_map(|p| p.filter.map(|f| (p.url.clone(), f, p.fetched_at_ms)))
+        .collect();
+    assert!(passed.len() >= 2, "{passed:?}");
+    let last = passed.iter().map(|p| p.2).max().unwrap();
+    resumed.resume(earlier);
+    let visited = &passed[0];
+    resumed.feedback(Feedback::new(&visited.0, FeedbackKind::Visit, None, last).unwrap());
+    let reliabilities = |engine: &Engine| -> Vec<(u64, f64)> {
+        engine
+            .filters()
+            .filters()
+            .iter()
+            .map(|f| (f.id, f.reliability))
+            .collect()
+    };
+    let before = reliabilities(&resumed);
+    assert!(before.iter().all(|&(_, r)| r == 1.0), "{before:?}");
+
+    // Within the window: nothing is charged.
+    resumed.poll_fetch(last);
+    assert_eq!(reliabilities(&resumed), before);
+    // After it: each filter, for each page it passed but the visited one.
+    resumed.poll_fetch(last + window + 1);
+    let cost = FilterParams::default().unvisited_cost;
+    let after = reliabilities(&resumed);
+    for (id, reliability) in &after {
+        let unvisited = passed
+            .iter()
+            .filter(|p| p.1 == *id && p.0 != visited.0)
+            .count();
+        let want = (1.0 - cost * unvisited as f64).max(0.0);
+        assert!(
+            (reliability - want).abs() < 1e-9,
+            "{id}: {reliability} ≠ {want}"
+        );
+    }
+    assert_ne!(after, before);
+    // Once.
+    resumed.poll_fetch(last + 10 * window);
+    assert_eq!(reliabilities(&resumed), after);
+}
