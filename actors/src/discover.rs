@@ -173,7 +173,8 @@ pub fn engine_params(settings: &Settings, crawl: &CrawlSettings) -> EngineParams
 }
 
 /// Gives the engine what earlier runs left in the store: feedback, the map, every URL
-/// fetched, the fingerprints and the representatives' history. Returns how many URLs it knows as fetched.
+/// fetched, the fingerprints and the representatives' history. Returns how many URLs it
+/// knows as fetched.
 pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
     let earlier = Earlier {
         map: restored_pages(store.load_accepted()?),

@@ -148,9 +148,9 @@ pub struct FingerprintState {
     pub body: String,
     /// When it was made (Unix ms).
     pub created_at_ms: i64,
-    /// Pages fetched with it (ferret) or passed by it (filter).
+    /// Pages fetched with it (ferret), or pages it passed (filter).
     pub fetched: u64,
-    /// Pages it approved (ferret).
+    /// Pages it approved (ferret), or pages it passed (filter).
     pub approved: u64,
     /// Its reliability (filter); 1.0 for a ferret fingerprint.
     pub reliability: f64,
