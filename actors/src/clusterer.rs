@@ -5,16 +5,22 @@
 //! it: clustering is a single stream whose order matters, and at ~100,000 titles a second one
 //! thread is ample; other instances, if configured, stay idle.
 //!
-//! **Restarts.** Every filed item is recorded in the store ([`RecordNewsItems`]). When an
-//! instance starts (also after a panic) it rebuilds the book by replaying the stored items in
-//! filing order — the clusterer is deterministic, so the stories come back the same — and
-//! only then subscribes to its feeds.
+//! **The store.** Every filed item is recorded ([`RecordNewsItems`]) with its place — its
+//! event, its story and the item it is a near-copy of — and, with each batch, every earlier
+//! item whose place changed (a story merge moves whole events). The store's `news_items` table
+//! is the events and stories as `GET /api/stories` shows them.
+//!
+//! **Restarts.** When an instance starts (also after a panic) it rebuilds the book by
+//! replaying the stored items in filing order — the clusterer is deterministic, so the stories
+//! come back the same — records the places again where their numbers changed (items that left
+//! the window are gone from the replay), and only then subscribes to its feeds.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use actix::AsyncContext as _;
 use ferret::config::StoriesSettings;
-use ferret::stories::{NewsItem, StoryBook};
+use ferret::stories::{NewsItem, Placement, StoryBook};
 use ferret::Role;
 use tracing::{error, info, warn, Instrument as _};
 
@@ -53,6 +59,8 @@ pub struct Clusterer {
     wiring: Wiring,
     /// Whether the stored items are replayed and the feeds subscribed.
     ready: bool,
+    /// Where each item in the window sat when last sent to the store.
+    written: HashMap<(String, String), Placement>,
 }
 
 impl Clusterer {
@@ -61,7 +69,46 @@ impl Clusterer {
         Clusterer {
             wiring,
             ready: false,
+            written: HashMap::new(),
         }
+    }
+
+    /// The items of `book` whose place changed since last sent (filed since, moved by a
+    /// merge, or renumbered by a rebuild); the items that left the window are forgotten.
+    fn moved(&mut self, book: &StoryBook) -> Vec<Placement> {
+        let mut now = HashMap::with_capacity(self.written.len());
+        let mut moved = Vec::new();
+        for placed in book.placements() {
+            let key = (placed.source.clone(), placed.id.clone());
+            if self.written.get(&key) != Some(&placed) {
+                moved.push(placed.clone());
+            }
+            now.insert(key, placed);
+        }
+        self.written = now;
+        moved
+    }
+
+    /// Sends `items` and the places that changed to the store.
+    fn record(
+        &mut self,
+        book: &StoryBook,
+        items: Vec<NewsItem>,
+        cx: &mut Cx<'_, Self>,
+    ) -> Result<(), crate::pool::RouteError> {
+        let placements = self.moved(book);
+        if items.is_empty() && placements.is_empty() {
+            return Ok(());
+        }
+        let record = cx.envelope(RecordNewsItems {
+            items,
+            placements,
+            // The window runs on the items' own clock, as in the book.
+            forget_before: book
+                .newest()
+                .saturating_sub(self.wiring.settings.cluster.window),
+        });
+        self.wiring.record.do_send(record)
     }
 }
 
@@ -111,6 +158,11 @@ impl Handle<NewsLoaded> for Clusterer {
                 cx.record_error(&err);
             }
         }
+        // Numbers may differ from the run that filed the items (older items left the window):
+        // the store gets every place that changed.
+        if let Err(err) = self.record(&book, Vec::new(), cx) {
+            warn!(error = %err, "Could not record where the news items sit.");
+        }
         *self
             .wiring
             .stories
@@ -147,31 +199,20 @@ impl Handle<FeedUpdate> for Clusterer {
         }
         let now = unix_millis();
         let mut filed = Vec::new();
-        let newest = {
-            let mut book = self
-                .wiring
-                .stories
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            // Oldest first: a feed lists its newest items first.
-            for item in fetched.feed.items.iter().rev() {
-                let news = NewsItem::from_feed(&msg.source, item, now);
-                if book.add(news.clone()) {
-                    filed.push(news);
-                }
+        let stories = Arc::clone(&self.wiring.stories);
+        let mut book = stories.lock().unwrap_or_else(|e| e.into_inner());
+        // Oldest first: a feed lists its newest items first.
+        for item in fetched.feed.items.iter().rev() {
+            let news = NewsItem::from_feed(&msg.source, item, now);
+            if book.add(news.clone()) {
+                filed.push(news);
             }
-            book.newest()
-        };
+        }
         if filed.is_empty() {
             return;
         }
         info!(source = %msg.source, items = filed.len(), "News items filed into stories.");
-        let record = cx.envelope(RecordNewsItems {
-            items: filed,
-            // The window runs on the items' own clock, as in the book.
-            forget_before: newest.saturating_sub(self.wiring.settings.cluster.window),
-        });
-        if let Err(err) = self.wiring.record.do_send(record) {
+        if let Err(err) = self.record(&book, filed, cx) {
             warn!(error = %err, "Could not record news items.");
         }
     }

@@ -177,13 +177,16 @@ pub struct MarkEmitted {
     pub seqs: Vec<i64>,
 }
 
-/// Records news items the Clusterer filed into stories, in filing order. Sent by the Clusterer
-/// after each feed update that brought new items; the reply is the store's outcome.
+/// Records news items the Clusterer filed into stories, in filing order, and where items sit
+/// now. Sent by the Clusterer after each feed update that brought new items (and after it
+/// rebuilt its stories); the reply is the store's outcome.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), StoreError>")]
 pub struct RecordNewsItems {
     /// The items.
     pub items: Vec<ferret::stories::NewsItem>,
+    /// The items (these or earlier ones) whose event, story or original changed.
+    pub placements: Vec<ferret::stories::Placement>,
     /// Items published before this time (Unix ms) are forgotten.
     pub forget_before: i64,
 }

@@ -116,7 +116,9 @@ impl Handle<RecordNewsItems> for PageDb {
     type Reply = Result<(), StoreError>;
 
     fn handle(&mut self, msg: RecordNewsItems, cx: &mut Cx<'_, Self>) -> Self::Reply {
-        let result = self.store.record_news_items(&msg.items, msg.forget_before);
+        let result = self
+            .store
+            .record_news_items(&msg.items, &msg.placements, msg.forget_before);
         if let Err(err) = &result {
             cx.record_error(err);
         }

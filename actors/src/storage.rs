@@ -13,7 +13,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use ferret::listing::{BookEntry, Event, EventKind, Listed};
-use ferret::stories::NewsItem;
+use ferret::stories::{NewsItem, Placement};
 use rusqlite::{params, Connection};
 use rusqlite_migration::{Migrations, M};
 
@@ -183,6 +183,14 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(
         "ALTER TABLE representatives ADD COLUMN fetched INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE representatives ADD COLUMN accepted INTEGER NOT NULL DEFAULT 0;",
+    ),
+    // 6: where each news item sits: its event and story (as GET /api/stories names them),
+    // and the item it is a near-copy of.
+    M::up(
+        "ALTER TABLE news_items ADD COLUMN event TEXT;
+        ALTER TABLE news_items ADD COLUMN story TEXT;
+        ALTER TABLE news_items ADD COLUMN duplicate_of TEXT;
+        CREATE INDEX news_items_by_story ON news_items (story, event);",
     ),
 ];
 
@@ -413,6 +421,7 @@ impl Store {
     pub fn record_news_items(
         &mut self,
         items: &[NewsItem],
+        placements: &[Placement],
         forget_before: i64,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
@@ -430,12 +439,45 @@ impl Store {
                 ],
             )?;
         }
+        for placed in placements {
+            tx.execute(
+                "UPDATE news_items SET event = ?3, story = ?4, duplicate_of = ?5
+                 WHERE source = ?1 AND id = ?2",
+                params![
+                    placed.source,
+                    placed.id,
+                    placed.event,
+                    placed.story,
+                    placed.duplicate_of
+                ],
+            )?;
+        }
         tx.execute(
             "DELETE FROM news_items WHERE published_ms < ?1",
             [forget_before],
         )?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Where the kept news items sit (those placed), in filing order.
+    pub fn load_placements(&self) -> Result<Vec<Placement>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT source, id, event, story, duplicate_of FROM news_items
+             WHERE event IS NOT NULL AND story IS NOT NULL ORDER BY seq",
+        )?;
+        let placements = query
+            .query_map([], |row| {
+                Ok(Placement {
+                    source: row.get(0)?,
+                    id: row.get(1)?,
+                    event: row.get(2)?,
+                    story: row.get(3)?,
+                    duplicate_of: row.get(4)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(placements)
     }
 
     /// The news items kept, in the order they were filed.

@@ -131,6 +131,22 @@ pub struct ItemView {
     pub duplicate_of: Option<String>,
 }
 
+/// Where an item sits now: its event, its story (after any merge) and the item it is a
+/// near-copy of. Ids are those of [`StoryView`] and [`EventView`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    /// The item's feed.
+    pub source: String,
+    /// The item's id in its feed.
+    pub id: String,
+    /// Its event.
+    pub event: String,
+    /// Its story.
+    pub story: String,
+    /// The id of the earlier item it is a near-copy of.
+    pub duplicate_of: Option<String>,
+}
+
 #[derive(Debug)]
 struct Filed {
     item: NewsItem,
@@ -217,6 +233,25 @@ impl StoryBook {
         self.items.is_empty()
     }
 
+    /// Where every item inside the window sits now, in filing order.
+    pub fn placements(&self) -> impl Iterator<Item = Placement> + '_ {
+        self.items.values().map(|filed| Placement {
+            source: filed.item.source.clone(),
+            id: filed.item.id.clone(),
+            event: event_id(filed.event),
+            story: story_id(self.clusterer.story(filed.story)),
+            duplicate_of: self.duplicate_of(filed),
+        })
+    }
+
+    /// The id of the earlier item `filed` is a near-copy of, if it is one still in the window.
+    fn duplicate_of(&self, filed: &Filed) -> Option<String> {
+        filed
+            .duplicate_of
+            .and_then(|original| self.items.get(&original))
+            .map(|original| original.item.id.clone())
+    }
+
     /// The `limit` best stories at `now`, ranked.
     pub fn ranked(
         &self,
@@ -260,16 +295,13 @@ impl StoryBook {
                             )
                         });
                         EventView {
-                            event: format!("e{event}"),
+                            event: event_id(event),
                             items: filed
                                 .into_iter()
                                 .map(|(_, f)| ItemView {
                                     item: f.item.clone(),
                                     published_at: rfc3339(f.item.published),
-                                    duplicate_of: f
-                                        .duplicate_of
-                                        .and_then(|original| self.items.get(&original))
-                                        .map(|original| original.item.id.clone()),
+                                    duplicate_of: self.duplicate_of(f),
                                 })
                                 .collect(),
                         }
@@ -277,7 +309,7 @@ impl StoryBook {
                     .collect();
                 events.sort_by(|a, b| b.items[0].item.published.cmp(&a.items[0].item.published));
                 StoryView {
-                    story: format!("s{story}"),
+                    story: story_id(story),
                     score,
                     size: all.len(),
                     updated: rfc3339(newest),
@@ -294,6 +326,14 @@ impl StoryBook {
         views.truncate(limit);
         views
     }
+}
+
+fn event_id(event: u32) -> String {
+    format!("e{event}")
+}
+
+fn story_id(story: u32) -> String {
+    format!("s{story}")
 }
 
 fn rfc3339(at: Millis) -> String {

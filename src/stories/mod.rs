@@ -21,7 +21,7 @@ pub mod text;
 
 use serde::Deserialize;
 
-pub use book::{Interest, NewsItem, NoInterest, RankWeights, StoryBook, StoryView};
+pub use book::{Interest, NewsItem, NoInterest, Placement, RankWeights, StoryBook, StoryView};
 pub use cluster::{Assignment, ClusterParams, Clusterer};
 
 /// One item of a stream: `{"id","date","title","text"[,"cluster"]}`.

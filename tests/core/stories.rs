@@ -182,3 +182,55 @@ fn connected_components_link_chains_of_close_items() {
     assert_eq!(labels[1], labels[3]);
     assert_ne!(labels[0], labels[1]);
 }
+
+/// The book's placements (what the store keeps) put every item where `ranked` shows it: the
+/// same stories, the same events, the same originals.
+#[test]
+fn placements_agree_with_the_ranked_stories() {
+    use ferret::stories::{NewsItem, NoInterest, RankWeights, StoryBook};
+    use std::collections::BTreeMap;
+
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/news-clustering/uci-news-aggregator-subset/dev.jsonl"
+    );
+    let items = read_items(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut book = StoryBook::new(ClusterParams::default());
+    for item in items.iter().take(1_500) {
+        book.add(NewsItem {
+            id: item.id.clone(),
+            source: "dev".into(),
+            title: item.title.clone(),
+            link: String::new(),
+            published: item.millis().unwrap(),
+            text: item.text.clone(),
+        });
+    }
+    let shown: BTreeMap<String, (String, String, Option<String>)> = book
+        .ranked(
+            book.newest(),
+            &RankWeights::default(),
+            &NoInterest,
+            usize::MAX,
+        )
+        .into_iter()
+        .flat_map(|story| {
+            story.events.into_iter().flat_map(move |event| {
+                let story = story.story.clone();
+                event.items.into_iter().map(move |item| {
+                    (
+                        item.item.id,
+                        (story.clone(), event.event.clone(), item.duplicate_of),
+                    )
+                })
+            })
+        })
+        .collect();
+    let placed: BTreeMap<String, (String, String, Option<String>)> = book
+        .placements()
+        .map(|p| (p.id, (p.story, p.event, p.duplicate_of)))
+        .collect();
+    assert_eq!(placed.len(), book.len());
+    assert_eq!(placed, shown);
+    assert!(placed.values().any(|p| p.2.is_some()), "some near-copies");
+}

@@ -1,8 +1,11 @@
 //! The daemon clustering a news feed from a local server into stories: `GET /api/stories`
-//! ranks them with their events and items, and a restart rebuilds them from the store.
+//! ranks them with their events and items, the store places every item in its event and
+//! story, and a restart rebuilds them from the store.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use ferret_actors::storage::Store;
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
@@ -61,6 +64,24 @@ fn stories(daemon: &Daemon) -> Vec<Vec<String>> {
     out
 }
 
+/// The item ids of each story as the store places them, sorted.
+fn stored_stories(daemon: &Daemon) -> Vec<Vec<String>> {
+    let store = Store::open(&daemon.store_path()).unwrap();
+    let mut by_story: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for placed in store.load_placements().unwrap() {
+        by_story.entry(placed.story).or_default().push(placed.id);
+    }
+    let mut out: Vec<Vec<String>> = by_story
+        .into_values()
+        .map(|mut ids| {
+            ids.sort();
+            ids
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 #[test]
 fn news_items_become_ranked_stories_that_survive_a_restart() {
     let body = rss();
@@ -80,6 +101,10 @@ fn news_items_become_ranked_stories_that_survive_a_restart() {
             story.iter().map(|id| id.chars().next().unwrap()).collect();
         assert_eq!(topics.len(), 1, "a mixed story: {story:?} in {first:?}");
     }
+    // The store holds the same stories, item by item.
+    eventually_blocking(Duration::from_secs(10), "the stories stored", || {
+        (stored_stories(&daemon) == first).then_some(())
+    });
     let ranked: Vec<Value> = daemon.get("/api/stories?limit=1").json().unwrap();
     assert_eq!(ranked.len(), 1);
     assert!(ranked[0]["score"].as_f64().unwrap() > 0.0);
@@ -92,4 +117,7 @@ fn news_items_become_ranked_stories_that_survive_a_restart() {
     let mut daemon = daemon;
     daemon.wait_for_log(|v| v["fields"]["message"] == "Stories rebuilt from the store.");
     assert_eq!(stories(&daemon), first, "the same stories after a restart");
+    eventually_blocking(Duration::from_secs(10), "the stories stored again", || {
+        (stored_stories(&daemon) == first).then_some(())
+    });
 }
