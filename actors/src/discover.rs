@@ -75,6 +75,31 @@ pub struct RunReport {
     pub seconds: f64,
     /// Pages fetched per second.
     pub pages_per_sec: f64,
+    /// Why the run ended.
+    pub stopped: Stopped,
+}
+
+/// Why a run of the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stopped {
+    /// The budget was fetched.
+    Budget,
+    /// Every link of every page fetched is fetched (or refused by robots.txt or the
+    /// address policy): the site has nothing more.
+    Exhausted,
+    /// What is left waits for hosts that failed, to be tried again minutes from now.
+    SlowRetries,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stopped::Budget => "the budget is fetched",
+            Stopped::Exhausted => "nothing is left to fetch",
+            Stopped::SlowRetries => "what is left waits for hosts that failed, minutes from now",
+        })
+    }
 }
 
 /// An accepted page, as printed.
@@ -324,7 +349,7 @@ where
     let mut accepted = Vec::new();
     let mut ordered = 0u64;
     let mut running = FuturesUnordered::new();
-    loop {
+    let stopped = loop {
         while running.len() < concurrency.max(1) && ordered < budget {
             let Some(order) = engine.poll_fetch(now()) else {
                 break;
@@ -334,21 +359,21 @@ where
         }
         if running.is_empty() {
             if ordered >= budget {
-                break;
+                break Stopped::Budget;
             }
             match engine.poll_timeout() {
                 // What is left waits for hosts that failed (their robots.txt unreachable, say)
                 // to be tried again, minutes away: a batch stops here.
                 Some(at) if at - now() > MAX_IDLE_WAIT_MS => {
                     tracing::info!(wait_ms = at - now(), "Only slow retries left; stopping.");
-                    break;
+                    break Stopped::SlowRetries;
                 }
                 Some(at) => {
                     let wait = u64::try_from(at - now()).unwrap_or(0).max(1);
                     tokio::time::sleep(Duration::from_millis(wait)).await;
                     continue;
                 }
-                None => break,
+                None => break Stopped::Exhausted,
             }
         }
         let Some(done) = running.next().await else {
@@ -379,7 +404,7 @@ where
                 });
             }
         }
-    }
+    };
     let seconds = start.elapsed().as_secs_f64();
     let after = engine.counts();
     Ok(RunReport {
@@ -396,6 +421,7 @@ where
             flushed: after.flushed - before.flushed,
         },
         seconds,
+        stopped,
     })
 }
 
@@ -422,7 +448,7 @@ fn print(args: &DiscoverArgs, report: &RunReport) -> anyhow::Result<()> {
     let c = &report.counts;
     println!(
         "\nfetched {} ({} failed), approved by ferrets {}, accepted by filters {}; \
-         {} fingerprints made, {} run, {} flushed; {:.1} s, {:.0} pages/s",
+         {} fingerprints made, {} run, {} flushed; {:.1} s, {:.0} pages/s; stopped: {}",
         c.fetched,
         c.failed,
         c.approved,
@@ -431,7 +457,8 @@ fn print(args: &DiscoverArgs, report: &RunReport) -> anyhow::Result<()> {
         c.runs,
         c.flushed,
         report.seconds,
-        report.pages_per_sec
+        report.pages_per_sec,
+        report.stopped
     );
     Ok(())
 }

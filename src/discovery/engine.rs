@@ -234,6 +234,8 @@ pub struct Engine {
     waiting: FxHashMap<String, Vec<u64>>,
     /// Fingerprints that have run.
     ran: FxHashSet<u64>,
+    /// Pages whose links were queued when nothing else was left ([`Engine::broaden`]).
+    broadened: FxHashSet<String>,
     /// Representative → its history.
     history: FxHashMap<String, RepresentativeHistory>,
     since_rebuild: u32,
@@ -280,6 +282,7 @@ impl Engine {
             frontier: Frontier::new(params.frontier.clone()),
             waiting: FxHashMap::default(),
             ran: FxHashSet::default(),
+            broadened: FxHashSet::default(),
             history: FxHashMap::default(),
             since_rebuild: 0,
             passed_by: FxHashMap::default(),
@@ -470,6 +473,13 @@ impl Engine {
                 break;
             }
             self.run_ferrets(now_ms);
+            if let Some(order) = self.frontier.poll(ms(now_ms)) {
+                return Some(order);
+            }
+        }
+        // The fingerprints have nothing left to give: rather than stop, fetch the links of
+        // the kept page nearest to a lighthouse (best first), one page at a time.
+        while self.frontier.stats().in_flight == 0 && self.broaden(now_ms) {
             if let Some(order) = self.frontier.poll(ms(now_ms)) {
                 return Some(order);
             }
@@ -937,6 +947,39 @@ impl Engine {
             .take(keep)
             .map(|(_, url)| url.clone())
             .collect()
+    }
+
+    /// Queues the links of the cached page nearest to a lighthouse among those with links
+    /// the frontier has not seen, and not broadened from before. Returns whether it found one.
+    fn broaden(&mut self, now_ms: i64) -> bool {
+        let near = |page: &CachedPage| {
+            self.lights
+                .iter()
+                .filter_map(|l| self.cache.get(l).map(|light| (l, light)))
+                .map(|(l, light)| {
+                    let s = topic_similarity(&light.features, &page.features, &self.stats);
+                    (s, l)
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+        };
+        let best = self
+            .cache
+            .iter()
+            .filter(|(url, page)| {
+                !self.broadened.contains(*url)
+                    && page.doc.links.iter().any(|l| !self.frontier.knows(&l.url))
+            })
+            .map(|(url, page)| {
+                let (score, light) = near(page).unwrap_or((0.0, url));
+                (score, url.clone(), light.clone())
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+        let Some((_, url, light)) = best else {
+            return false;
+        };
+        self.broadened.insert(url.clone());
+        self.queue_links(&url, &light, None, now_ms);
+        true
     }
 
     /// Queues `background_pages` links of the root page `root`, drawn at random.

@@ -626,3 +626,24 @@ fn pages_left_unvisited_cost_their_filter_reliability_once() {
     resumed.poll_fetch(last + 10 * window);
     assert_eq!(reliabilities(&resumed), after);
 }
+
+/// When its fingerprints have nothing left to give, the loop goes on from the kept pages
+/// nearest to its lighthouses rather than stop: a budget as large as the site fetches all of
+/// it, the topic's pages first.
+#[test]
+fn the_loop_spends_its_budget_when_the_topic_runs_dry() {
+    let everything = breadth_first(usize::MAX);
+    // The root page too: the loop fetches it for its background.
+    let (fetched, _) = crawl(1, everything.len() + 1);
+    let missing: Vec<&String> = everything.iter().filter(|p| !fetched.contains(p)).collect();
+    assert!(missing.is_empty(), "not fetched: {missing:?}");
+    let mut once = fetched.clone();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), fetched.len(), "each page once");
+    let harvest = |pages: &[String]| pages.iter().filter(|p| site::is_ferret(p)).count();
+    assert!(
+        harvest(&fetched[..32]) > harvest(&everything[..32]),
+        "the topic first: {fetched:?}"
+    );
+}

@@ -81,6 +81,7 @@ fn discover_crawls_from_likes_and_a_rerun_resumes_without_fetching_again() {
         .map(|u| u.as_str().unwrap())
         .collect();
     assert_eq!(fetched.len(), 20, "{first}");
+    assert_eq!(first["stopped"], "budget");
     let accepted: Vec<&str> = first["accepted"]
         .as_array()
         .unwrap()
@@ -113,6 +114,13 @@ fn discover_crawls_from_likes_and_a_rerun_resumes_without_fetching_again() {
         .filter(|(_, n)| *n > 1)
         .collect();
     assert!(twice.is_empty(), "fetched twice: {twice:?}");
+
+    // A budget larger than the site: the rest of it, and the run says the site is done.
+    let last = discover(dir.path(), 1_000);
+    assert_eq!(last["stopped"], "exhausted", "{last}");
+    let all = page_requests(&server);
+    assert_eq!(all.len(), site::FERRETS + site::COOKING + 4, "{all:?}");
+    assert!(all.values().all(|n| *n == 1), "{all:?}");
 }
 
 #[test]
