@@ -225,6 +225,32 @@ fn a_filter_passes_on_a_majority_and_loses_reliability_to_dislikes() {
     assert_eq!(bank.unreliable(), vec!["l".to_string()]);
 }
 
+/// A loop with `params` whose frontier lets the site be fetched without waits.
+fn local_engine(params: EngineParams) -> Engine {
+    Engine::new(EngineParams {
+        frontier: FrontierConfig {
+            min_interval_ms: 0,
+            max_in_flight_per_host: 8,
+            ..FrontierConfig::default()
+        },
+        ..params
+    })
+}
+
+/// The site's page at `path` as a store keeps it, fetched at 5 ms.
+fn restored(path: &str, analyzer: &Analyzer) -> RestoredPage {
+    let url = Url::parse(BASE).unwrap().join(path).unwrap();
+    let doc = parse_page(&url, site::get(path).unwrap().as_bytes(), Some("text/html"));
+    RestoredPage {
+        url: url.to_string(),
+        title: doc.title.clone(),
+        features: Features::computed(&doc, analyzer),
+        links: doc.links.iter().map(|l| l.url.to_string()).collect(),
+        filter: None,
+        fetched_at_ms: 5,
+    }
+}
+
 /// Runs the loop over the site on a virtual clock; the fetch order and the pages accepted.
 fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
     let (_, events) = crawl_with_events(seed, budget);
@@ -247,12 +273,7 @@ fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
 
 /// [`crawl`]'s loop and every event it gave.
 fn crawl_with_events(seed: u64, budget: usize) -> (Engine, Vec<DiscoveryEvent>) {
-    let mut engine = Engine::new(EngineParams {
-        frontier: FrontierConfig {
-            min_interval_ms: 0,
-            max_in_flight_per_host: 8,
-            ..FrontierConfig::default()
-        },
+    let mut engine = local_engine(EngineParams {
         seed,
         ..EngineParams::default()
     });
@@ -341,26 +362,8 @@ fn the_loop_harvests_its_topic_better_than_breadth_first_and_accepts_it() {
 #[test]
 fn a_loop_resumed_from_a_small_store_goes_on() {
     let analyzer = Analyzer::new();
-    let mut engine = Engine::new(EngineParams {
-        frontier: FrontierConfig {
-            min_interval_ms: 0,
-            max_in_flight_per_host: 8,
-            ..FrontierConfig::default()
-        },
-        ..EngineParams::default()
-    });
-    let restored = |path: &str| {
-        let url = Url::parse(BASE).unwrap().join(path).unwrap();
-        let doc = parse_page(&url, site::get(path).unwrap().as_bytes(), Some("text/html"));
-        ferret::discovery::engine::RestoredPage {
-            url: url.to_string(),
-            title: doc.title.clone(),
-            features: Features::computed(&doc, &analyzer),
-            links: doc.links.iter().map(|l| l.url.to_string()).collect(),
-            filter: None,
-            fetched_at_ms: 5,
-        }
-    };
+    let mut engine = local_engine(EngineParams::default());
+    let restored = |path: &str| restored(path, &analyzer);
     engine.restore_page(restored("/ferret-1.html"));
     for p in [
         "/",
@@ -389,28 +392,10 @@ fn a_loop_resumed_from_a_small_store_goes_on() {
 #[test]
 fn a_loop_resumed_with_nothing_queued_queues_the_liked_pages_links_again() {
     let analyzer = Analyzer::new();
-    let restored = |path: &str| {
-        let url = Url::parse(BASE).unwrap().join(path).unwrap();
-        let doc = parse_page(&url, site::get(path).unwrap().as_bytes(), Some("text/html"));
-        RestoredPage {
-            url: url.to_string(),
-            title: doc.title.clone(),
-            features: Features::computed(&doc, &analyzer),
-            links: doc.links.iter().map(|l| l.url.to_string()).collect(),
-            filter: None,
-            fetched_at_ms: 5,
-        }
-    };
+    let restored = |path: &str| restored(path, &analyzer);
     let liked = restored("/ferret-1.html");
     let root = restored("/");
-    let mut engine = Engine::new(EngineParams {
-        frontier: FrontierConfig {
-            min_interval_ms: 0,
-            max_in_flight_per_host: 8,
-            ..FrontierConfig::default()
-        },
-        ..EngineParams::default()
-    });
+    let mut engine = local_engine(EngineParams::default());
     engine.resume(Earlier {
         fetched: vec![liked.url.clone(), root.url.clone()],
         feedback: vec![Feedback::new(&liked.url, FeedbackKind::Like, None, 0).unwrap()],
@@ -519,14 +504,7 @@ fn a_resumed_loop_keeps_its_fingerprints_and_a_dislike_reaches_the_filter_that_p
         .find_map(|p| p.filter.map(|f| (p.url.clone(), f)))
         .expect("a page a filter passed");
 
-    let mut resumed = Engine::new(EngineParams {
-        frontier: FrontierConfig {
-            min_interval_ms: 0,
-            max_in_flight_per_host: 8,
-            ..FrontierConfig::default()
-        },
-        ..EngineParams::default()
-    });
+    let mut resumed = local_engine(EngineParams::default());
     resumed.resume(earlier.clone());
     assert_eq!(resumed.advisor().pool(), engine.advisor().pool());
     assert_eq!(resumed.filters().filters(), engine.filters().filters());
