@@ -92,7 +92,14 @@ pub fn run(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
     }
     println!("| fetched | ferret harvest | ferret accepted precision | BFS harvest |");
     println!("|---:|---:|---:|---:|");
-    for at in [100usize, 200, 400] {
+    // The rows the budget reaches, and the budget itself.
+    let budget = usize::try_from(args.budget).unwrap_or(usize::MAX);
+    let mut rows: Vec<usize> = [100usize, 200, 400]
+        .into_iter()
+        .filter(|&at| at < budget)
+        .collect();
+    rows.push(budget);
+    for at in rows {
         let harvest = |fetched: &[String]| {
             let n = at.min(fetched.len());
             let hits = fetched[..n].iter().filter(|u| relevant(u)).count();
