@@ -180,6 +180,63 @@ impl Centroid {
     }
 }
 
+/// A query's words, heaviest first, then its bigrams, heaviest first, with the norm of the
+/// terms from each on: what a centroid not yet matched on them could still gain
+/// ([`Centroid::cosine_reaching`]).
+struct Ranked {
+    terms: Vec<(u32, f32)>,
+    rest: Vec<f32>,
+}
+
+impl Ranked {
+    fn new(vector: &Vector) -> Ranked {
+        let mut terms = vector.clone();
+        terms.sort_unstable_by(|a, b| {
+            (a.0 & BIGRAM)
+                .cmp(&(b.0 & BIGRAM))
+                .then(b.1.total_cmp(&a.1))
+                .then(a.0.cmp(&b.0))
+        });
+        let mut rest = vec![0.0; terms.len()];
+        let mut tail = 0.0f32;
+        for (i, &(_, weight)) in terms.iter().enumerate().rev() {
+            tail += weight * weight;
+            rest[i] = tail.sqrt();
+        }
+        Ranked { terms, rest }
+    }
+}
+
+/// Rounding room for the bound of [`Centroid::cosine_reaching`].
+const BOUND_SLACK: f32 = 1e-4;
+
+impl Centroid {
+    /// [`Centroid::cosine`], or `None` as soon as it provably stays under `floor`: the terms
+    /// not looked up yet can add at most their norm (Cauchy–Schwarz, the centroid's weights
+    /// on them being at most its norm).
+    fn cosine_reaching(&self, query: &Ranked, floor: f32) -> Option<f32> {
+        if self.norm2 <= 0.0 {
+            return Some(0.0);
+        }
+        let norm = self.norm2.sqrt();
+        let mut dot = 0.0;
+        let mut words = 0;
+        for (&(term, weight), &rest) in query.terms.iter().zip(&query.rest) {
+            if dot / norm + rest + BOUND_SLACK < floor {
+                return None;
+            }
+            if term & BIGRAM != 0 && words < 2 {
+                break;
+            }
+            if let Some(w) = self.weights.get(&term) {
+                dot += w * weight;
+                words += 1;
+            }
+        }
+        Some(dot / norm)
+    }
+}
+
 /// A set of centroids with an inverted index from term to the centroids holding it.
 #[derive(Debug, Default)]
 struct Level {
@@ -234,6 +291,40 @@ impl Level {
                     continue;
                 }
                 let cosine = cluster.cosine(vector);
+                if best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid)) {
+                    best = Some((cosine, id));
+                }
+            }
+        }
+        best
+    }
+
+    /// [`Level::best_scored`] for a words-only `vector`, skipping every candidate that
+    /// provably stays under `floor` or under the best so far: the answer is the same whenever
+    /// the best reaches `floor`, and the caller needs no other.
+    fn best_reaching(&mut self, vector: &Vector, lookup: &[u32], floor: f32) -> Option<(f32, u32)> {
+        let query = Ranked::new(vector);
+        self.generation = self.generation.wrapping_add(1);
+        self.stamps.resize(self.clusters.len(), 0);
+        let mut best: Option<(f32, u32)> = None;
+        for term in lookup {
+            let Some(ids) = self.index.get(term) else {
+                continue;
+            };
+            for &id in ids {
+                let stamp = &mut self.stamps[id as usize];
+                if *stamp == self.generation {
+                    continue;
+                }
+                *stamp = self.generation;
+                let cluster = &self.clusters[id as usize];
+                if cluster.retired {
+                    continue;
+                }
+                let beat = best.map_or(floor, |(b, _)| b.max(floor));
+                let Some(cosine) = cluster.cosine_reaching(&query, beat) else {
+                    continue;
+                };
                 if best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid)) {
                     best = Some((cosine, id));
                 }
@@ -532,7 +623,12 @@ impl Clusterer {
     /// with the fuzzy title measure on, if it reaches half of it and the titles match.
     fn event_for(&mut self, vector: &Vector, lookup: &[u32], title: &[String]) -> Option<u32> {
         let threshold = self.params.event_threshold;
-        let (cosine, event) = self.events.best_scored(vector, lookup, None)?;
+        // Below half the threshold nothing joins, fuzzy titles or not.
+        let floor = match self.params.title_fuzzy {
+            Some(_) => threshold / 2.0,
+            None => threshold,
+        };
+        let (cosine, event) = self.events.best_reaching(vector, lookup, floor)?;
         if cosine >= threshold {
             return Some(event);
         }
@@ -647,10 +743,11 @@ impl Clusterer {
     /// The tf·idf vector of an item of terms `ids` (and their bigrams), counting it into the
     /// document frequencies first.
     fn vector(&mut self, ids: &[u32]) -> Vector {
-        let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
+        // The terms, bigrams included, sorted: counting is a run over equal ids.
+        let mut terms: Vec<u32> = Vec::with_capacity(2 * ids.len());
         let mut previous: Option<u32> = None;
         for &id in ids {
-            *counts.entry(id).or_insert(0) += 1;
+            terms.push(id);
             if self.params.bigrams {
                 if let Some(first) = previous {
                     let next = BIGRAM | self.bigram_df.len() as u32;
@@ -658,18 +755,27 @@ impl Clusterer {
                     if bigram == next {
                         self.bigram_df.push(0);
                     }
-                    *counts.entry(bigram).or_insert(0) += 1;
+                    terms.push(bigram);
                 }
                 previous = Some(id);
             }
         }
+        terms.sort_unstable();
+        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(terms.len());
+        for id in terms {
+            match counts.last_mut() {
+                Some((last, count)) if *last == id => *count += 1,
+                _ => counts.push((id, 1)),
+            }
+        }
         self.n += 1;
-        for &id in counts.keys() {
+        for &(id, _) in &counts {
             *self.df_mut(id) += 1;
         }
-        let max = counts.values().copied().max().unwrap_or(1) as f32;
+        let max = counts.iter().map(|&(_, f)| f).max().unwrap_or(1) as f32;
         let n = self.n as f32;
         let power = self.params.idf_power;
+        // Sorted by id already.
         let mut vector: Vector = counts
             .into_iter()
             .map(|(id, f)| {
@@ -690,7 +796,6 @@ impl Clusterer {
                 *w /= norm;
             }
         }
-        vector.sort_unstable_by_key(|&(id, _)| id);
         vector
     }
 
