@@ -207,6 +207,12 @@ impl Ranked {
     }
 }
 
+/// Whether `scored` (cosine, cluster) beats `than`: a higher cosine, or the older cluster at
+/// an equal one.
+fn better((cosine, id): (f32, u32), than: Option<(f32, u32)>) -> bool {
+    than.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid))
+}
+
 /// Rounding room for the bound of [`Centroid::cosine_reaching`].
 const BOUND_SLACK: f32 = 1e-4;
 
@@ -264,6 +270,30 @@ impl Level {
             .map(|(_, id)| id)
     }
 
+    /// Calls `visit` once for every live cluster sharing one of `lookup` terms, in the order
+    /// the terms and their postings give (each stamped with this lookup's generation: no
+    /// sort, no set).
+    fn for_each_candidate(&mut self, lookup: &[u32], mut visit: impl FnMut(u32, &Centroid)) {
+        self.generation = self.generation.wrapping_add(1);
+        self.stamps.resize(self.clusters.len(), 0);
+        for term in lookup {
+            let Some(ids) = self.index.get(term) else {
+                continue;
+            };
+            for &id in ids {
+                let stamp = &mut self.stamps[id as usize];
+                if *stamp == self.generation {
+                    continue;
+                }
+                *stamp = self.generation;
+                let cluster = &self.clusters[id as usize];
+                if !cluster.retired {
+                    visit(id, cluster);
+                }
+            }
+        }
+    }
+
     /// The closest cluster to `vector` among those sharing one of `lookup` terms (but
     /// `except`), with its cosine. Ties go to the older cluster.
     fn best_scored(
@@ -272,30 +302,16 @@ impl Level {
         lookup: &[u32],
         except: Option<u32>,
     ) -> Option<(f32, u32)> {
-        // Each candidate once: stamped with this lookup's generation (no sort, no set).
-        self.generation = self.generation.wrapping_add(1);
-        self.stamps.resize(self.clusters.len(), 0);
         let mut best: Option<(f32, u32)> = None;
-        for term in lookup {
-            let Some(ids) = self.index.get(term) else {
-                continue;
-            };
-            for &id in ids {
-                let stamp = &mut self.stamps[id as usize];
-                if *stamp == self.generation {
-                    continue;
-                }
-                *stamp = self.generation;
-                let cluster = &self.clusters[id as usize];
-                if cluster.retired || Some(id) == except {
-                    continue;
-                }
-                let cosine = cluster.cosine(vector);
-                if best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid)) {
-                    best = Some((cosine, id));
-                }
+        self.for_each_candidate(lookup, |id, cluster| {
+            if Some(id) == except {
+                return;
             }
-        }
+            let scored = (cluster.cosine(vector), id);
+            if better(scored, best) {
+                best = Some(scored);
+            }
+        });
         best
     }
 
@@ -304,66 +320,30 @@ impl Level {
     /// the best reaches `floor`, and the caller needs no other.
     fn best_reaching(&mut self, vector: &Vector, lookup: &[u32], floor: f32) -> Option<(f32, u32)> {
         let query = Ranked::new(vector);
-        self.generation = self.generation.wrapping_add(1);
-        self.stamps.resize(self.clusters.len(), 0);
         let mut best: Option<(f32, u32)> = None;
-        for term in lookup {
-            let Some(ids) = self.index.get(term) else {
-                continue;
-            };
-            for &id in ids {
-                let stamp = &mut self.stamps[id as usize];
-                if *stamp == self.generation {
-                    continue;
-                }
-                *stamp = self.generation;
-                let cluster = &self.clusters[id as usize];
-                if cluster.retired {
-                    continue;
-                }
-                let beat = best.map_or(floor, |(b, _)| b.max(floor));
-                let Some(cosine) = cluster.cosine_reaching(&query, beat) else {
-                    continue;
-                };
-                if best.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid)) {
+        self.for_each_candidate(lookup, |id, cluster| {
+            let beat = best.map_or(floor, |(b, _)| b.max(floor));
+            if let Some(cosine) = cluster.cosine_reaching(&query, beat) {
+                if better((cosine, id), best) {
                     best = Some((cosine, id));
                 }
             }
-        }
+        });
         best
     }
 
     /// The two closest clusters to `vector` among those sharing one of `lookup` terms, with
     /// their cosines, in the order of [`Level::best_scored`] (ties: the older first).
     fn best_two(&mut self, vector: &Vector, lookup: &[u32]) -> [Option<(f32, u32)>; 2] {
-        self.generation = self.generation.wrapping_add(1);
-        self.stamps.resize(self.clusters.len(), 0);
-        let better = |(c, id): (f32, u32), than: Option<(f32, u32)>| {
-            than.is_none_or(|(b, bid)| c > b || (c == b && id < bid))
-        };
         let mut top = [None, None];
-        for term in lookup {
-            let Some(ids) = self.index.get(term) else {
-                continue;
-            };
-            for &id in ids {
-                let stamp = &mut self.stamps[id as usize];
-                if *stamp == self.generation {
-                    continue;
-                }
-                *stamp = self.generation;
-                let cluster = &self.clusters[id as usize];
-                if cluster.retired {
-                    continue;
-                }
-                let scored = (cluster.cosine(vector), id);
-                if better(scored, top[0]) {
-                    top = [Some(scored), top[0]];
-                } else if better(scored, top[1]) {
-                    top[1] = Some(scored);
-                }
+        self.for_each_candidate(lookup, |id, cluster| {
+            let scored = (cluster.cosine(vector), id);
+            if better(scored, top[0]) {
+                top = [Some(scored), top[0]];
+            } else if better(scored, top[1]) {
+                top[1] = Some(scored);
             }
-        }
+        });
         top
     }
 
