@@ -176,7 +176,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
             let wiring = crate::ferret_advisor::Wiring {
                 settings: Arc::new(settings.clone()),
                 board: discovery_board.clone(),
-                load_feedback: pools.page_db.route(),
+                feedback_after: pools.page_db.route(),
                 load_accepted: pools.page_db.route(),
                 load_fetched: pools.page_db.route(),
                 fetched_since: pools.page_db.route(),

@@ -37,7 +37,7 @@ use tracing::{info, warn, Instrument as _};
 use crate::discover::{drive, engine_params, Done};
 use crate::instance::{Cx, Instance, RoleActor};
 use crate::messages::{
-    Envelope, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadDiscoveryState, LoadFeedback,
+    Envelope, FeedbackAfter, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadDiscoveryState,
     LoadFetched, MapPage, SaveDiscoveryState,
 };
 use crate::pool::Route;
@@ -106,7 +106,7 @@ pub struct Wiring {
     /// Where the API reads the loop's state.
     pub board: DiscoveryBoard,
     /// PageDb.
-    pub load_feedback: Route<LoadFeedback>,
+    pub feedback_after: Route<FeedbackAfter>,
     /// PageDb.
     pub load_accepted: Route<LoadAccepted>,
     /// PageDb.
@@ -159,6 +159,7 @@ async fn run_loop(wiring: Wiring) {
     let settings = &wiring.settings;
     let crawl = &settings.discovery.crawl;
     let mut engine = Engine::new(engine_params(settings, crawl));
+    // The id of the last feedback event the loop has been given.
     let mut seen_feedback = 0;
     if let Err(err) = restore(&wiring, &mut engine, &mut seen_feedback).await {
         warn!(error = %err, "Cannot read the store; discovery is off until a restart.");
@@ -172,15 +173,13 @@ async fn run_loop(wiring: Wiring) {
     let mut allowance = per_hour.min(ROUND) as f64;
     let mut last = std::time::Instant::now();
     loop {
-        match wiring.load_feedback.send(Envelope::new(LoadFeedback)).await {
-            Ok(Ok(feedback)) => {
-                for event in feedback.into_iter().skip(seen_feedback) {
-                    seen_feedback += 1;
+        match new_feedback(&wiring.feedback_after, &mut seen_feedback).await {
+            Ok(feedback) => {
+                for event in feedback {
                     engine.feedback(event);
                 }
             }
-            Ok(Err(err)) => warn!(error = %err, "Cannot read the feedback."),
-            Err(err) => warn!(error = %err, "PageDb did not answer."),
+            Err(err) => warn!(error = %err, "Cannot read the feedback."),
         }
         if per_hour > 0 {
             let hours = last.elapsed().as_secs_f64() / 3_600.0;
@@ -268,10 +267,29 @@ async fn run_loop(wiring: Wiring) {
 
 /// The store's map, feedback, fetched URLs, fingerprints and representatives, into the
 /// engine.
+/// The feedback recorded since the event with id `*last_id` (0: all of it), in recording
+/// order; `*last_id` moves to the last one returned. Events are tracked by id, not by
+/// position: the store sorts feedback by `at`, so an event posted with an earlier `at` than
+/// one already seen would otherwise be missed, and a seen one given twice (a dislike charged
+/// to its filter twice).
+pub async fn new_feedback(
+    route: &Route<FeedbackAfter>,
+    last_id: &mut i64,
+) -> anyhow::Result<Vec<ferret::discovery::hittage::Feedback>> {
+    let stored = route
+        .send(Envelope::new(FeedbackAfter { after_id: *last_id }))
+        .await
+        .map_err(|err| anyhow::anyhow!("PageDb did not answer: {err}"))??;
+    if let Some(last) = stored.last() {
+        *last_id = (*last_id).max(last.id);
+    }
+    Ok(stored.into_iter().map(|s| s.feedback).collect())
+}
+
 async fn restore(
     wiring: &Wiring,
     engine: &mut Engine,
-    seen_feedback: &mut usize,
+    seen_feedback: &mut i64,
 ) -> anyhow::Result<()> {
     let state = wiring
         .load_state
@@ -294,18 +312,26 @@ async fn restore(
             .fetched_since
             .send(Envelope::new(FetchedSince { at_ms: 0 }))
             .await??,
-        feedback: wiring
-            .load_feedback
-            .send(Envelope::new(LoadFeedback))
-            .await??,
+        feedback: Vec::new(),
         ..restored_state(state)
+    };
+    // Every event so far, read with the id of the last, so that the rounds give the loop
+    // only those recorded after; the loop resumes from them oldest first.
+    let mut feedback = wiring
+        .feedback_after
+        .send(Envelope::new(FeedbackAfter { after_id: 0 }))
+        .await??;
+    *seen_feedback = feedback.iter().map(|f| f.id).max().unwrap_or(0);
+    feedback.sort_by_key(|f| (f.feedback.at_ms, f.id));
+    let earlier = Earlier {
+        feedback: feedback.into_iter().map(|f| f.feedback).collect(),
+        ..earlier
     };
     let (pages, fetched, prints) = (
         earlier.map.len(),
         earlier.fetched.len(),
         earlier.ferret.len() + earlier.filters.len(),
     );
-    *seen_feedback = earlier.feedback.len();
     engine.resume(earlier);
     info!(
         map = pages,

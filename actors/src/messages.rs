@@ -255,6 +255,16 @@ pub struct RecordFeedback {
 #[rtype(result = "Result<Vec<Feedback>, StoreError>")]
 pub struct LoadFeedback;
 
+/// Asks for the feedback events recorded after the one with id `after_id` (0: all), by id.
+/// Sent by the FerretAdvisor before each round, with the last id it has seen, so that each
+/// event reaches the loop once (one posted with an earlier `at` too).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<StoredFeedback>, StoreError>")]
+pub struct FeedbackAfter {
+    /// The last id seen; 0 for none.
+    pub after_id: i64,
+}
+
 /// Asks for the link graph as sorted `(from, to)` URL pairs. Sent by the Generalizer before
 /// each computation.
 #[derive(Debug, Message)]

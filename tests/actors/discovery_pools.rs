@@ -8,13 +8,17 @@ use std::time::Duration;
 use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent};
 use ferret::discovery::features::Features;
 use ferret::discovery::frontier::FetchOrder;
+use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use ferret::discovery::robots::RobotsOutcome;
 use ferret::discovery::url::AddressPolicy;
 use ferret::supervision::RestartPolicy;
 use ferret_actors::discover::Done;
+use ferret_actors::ferret_advisor::new_feedback;
 use ferret_actors::ferret_crawler::Ferret;
 use ferret_actors::mapmaker::Mapmaker;
-use ferret_actors::messages::{Envelope, FetchPage, FlushMap, MapPage};
+use ferret_actors::messages::{
+    Envelope, FeedbackAfter, FetchPage, FlushMap, MapPage, RecordFeedback,
+};
 use ferret_actors::page_db::PageDb;
 use ferret_actors::page_fetcher::{PageFetcher, PageFetcherConfig};
 use ferret_actors::pool::{Pool, Route};
@@ -209,5 +213,55 @@ async fn mapmakers_write_every_event_in_order_batched_and_a_flush_waits_for_the_
         .await
         .unwrap()
         .unwrap();
+    runtime.shutdown();
+}
+
+fn feedback(url: &str, kind: FeedbackKind, at_ms: i64) -> Feedback {
+    Feedback::new(url, kind, None, at_ms).unwrap()
+}
+
+#[actix::test]
+async fn the_loop_gets_each_feedback_event_once_in_recording_order_whatever_its_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    let page_db: Pool<PageDb> = Pool::new(1);
+    let mut builder = RuntimeBuilder::new(options());
+    builder.supervise(&page_db, RestartPolicy::Permanent, move |_| {
+        Ok(PageDb::new(Store::open(&path)?))
+    });
+    let runtime: Runtime = builder.start().unwrap();
+    let record: Route<RecordFeedback> = page_db.route();
+    let after: Route<FeedbackAfter> = page_db.route();
+    let post = |events: Vec<Feedback>| record.send(Envelope::new(RecordFeedback { events }));
+
+    let mut last = 0;
+    assert!(new_feedback(&after, &mut last).await.unwrap().is_empty());
+    assert_eq!(last, 0);
+    let liked = feedback("http://site/a", FeedbackKind::Like, 2_000);
+    post(vec![liked.clone()]).await.unwrap().unwrap();
+    assert_eq!(new_feedback(&after, &mut last).await.unwrap(), vec![liked]);
+    // Posted later with an earlier `at`: the store sorts it first by time, yet the loop gets
+    // it, and not the like again (by position it would get the like twice, this never).
+    let disliked = feedback("http://site/b", FeedbackKind::Dislike, 1_000);
+    post(vec![disliked.clone()]).await.unwrap().unwrap();
+    assert_eq!(
+        new_feedback(&after, &mut last).await.unwrap(),
+        vec![disliked]
+    );
+    assert!(new_feedback(&after, &mut last).await.unwrap().is_empty());
+    // Two at once, the second older: both, in recording order.
+    let (visit, dwell) = (
+        feedback("http://site/c", FeedbackKind::Visit, 5_000),
+        Feedback::new("http://site/c", FeedbackKind::Dwell, Some(30.0), 500).unwrap(),
+    );
+    post(vec![visit.clone(), dwell.clone()])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        new_feedback(&after, &mut last).await.unwrap(),
+        vec![visit, dwell]
+    );
+    assert_eq!(last, 4);
     runtime.shutdown();
 }

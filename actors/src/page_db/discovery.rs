@@ -6,9 +6,9 @@ use ferret::discovery::hittage::Feedback;
 use super::PageDb;
 use crate::instance::{Cx, Handle};
 use crate::messages::{
-    FetchedSince, LoadAccepted, LoadDiscoveryState, LoadFeedback, LoadFetched, LoadHittageHistory,
-    LoadLinks, PagesByHittage, Recommendations, RecordFeedback, RecordHittage, SaveDiscoveryState,
-    UpsertPages,
+    FeedbackAfter, FetchedSince, LoadAccepted, LoadDiscoveryState, LoadFeedback, LoadFetched,
+    LoadHittageHistory, LoadLinks, PagesByHittage, Recommendations, RecordFeedback, RecordHittage,
+    SaveDiscoveryState, UpsertPages,
 };
 use crate::storage::{
     DiscoveryState, HittageComputation, PageHittage, PageRecord, StoreError, StoredFeedback,
@@ -41,6 +41,7 @@ store_handlers! {
     Recommendations => Vec<PageHittage>, |store, msg| store.recommendations(msg.limit);
     RecordFeedback => Vec<StoredFeedback>, |store, msg| store.record_feedback(&msg.events);
     LoadFeedback => Vec<Feedback>, |store, _| store.load_feedback();
+    FeedbackAfter => Vec<StoredFeedback>, |store, msg| store.feedback_after(msg.after_id);
     LoadLinks => Vec<(String, String)>, |store, _| store.load_links();
     RecordHittage => (), |store, msg| store.record_hittage(
         msg.computation,

@@ -203,6 +203,23 @@ fn page_hittage(row: &rusqlite::Row<'_>) -> rusqlite::Result<PageHittage> {
     })
 }
 
+/// A feedback event from the columns `url, kind, seconds, at_ms` starting at `first`.
+fn feedback_row(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Feedback> {
+    let kind: String = row.get(first + 1)?;
+    Ok(Feedback {
+        url: row.get(first)?,
+        kind: kind.parse::<FeedbackKind>().map_err(|err| {
+            rusqlite::Error::FromSqlConversionFailure(
+                first + 1,
+                rusqlite::types::Type::Text,
+                Box::new(err),
+            )
+        })?,
+        seconds: row.get(first + 2)?,
+        at_ms: row.get(first + 3)?,
+    })
+}
+
 /// Makes the fingerprints of `pool` in use those of `current`, at `at_ms`: one the store
 /// has (by the loop's id) gets its body and counts replaced, a new one is added, and one in
 /// use that is not in `current` any more is flushed at `at_ms` (kept, for the record).
@@ -464,19 +481,23 @@ impl Store {
             .conn
             .prepare("SELECT url, kind, seconds, at_ms FROM feedback ORDER BY at_ms, id")?;
         let events = query
-            .query_map([], |row| {
-                let kind: String = row.get(1)?;
-                Ok(Feedback {
-                    url: row.get(0)?,
-                    kind: kind.parse::<FeedbackKind>().map_err(|err| {
-                        rusqlite::Error::FromSqlConversionFailure(
-                            1,
-                            rusqlite::types::Type::Text,
-                            Box::new(err),
-                        )
-                    })?,
-                    seconds: row.get(2)?,
-                    at_ms: row.get(3)?,
+            .query_map([], |row| feedback_row(row, 0))?
+            .collect::<Result<_, _>>()?;
+        Ok(events)
+    }
+
+    /// The feedback events recorded after the one with id `after_id` (0: every event), in
+    /// recording order (by id), whatever their `at_ms`: a reader that remembers the last id
+    /// it saw gets each event once, one posted with an earlier `at` included.
+    pub fn feedback_after(&self, after_id: i64) -> Result<Vec<StoredFeedback>, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT id, url, kind, seconds, at_ms FROM feedback WHERE id > ?1 ORDER BY id",
+        )?;
+        let events = query
+            .query_map([after_id], |row| {
+                Ok(StoredFeedback {
+                    id: row.get(0)?,
+                    feedback: feedback_row(row, 1)?,
                 })
             })?
             .collect::<Result<_, _>>()?;
