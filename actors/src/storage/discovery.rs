@@ -131,7 +131,8 @@ pub struct StoredFingerprint {
     pub created_at_ms: i64,
     /// Pages fetched with it.
     pub fetched: u64,
-    /// Of those, pages finally approved.
+    /// Of those, pages it approved: a ferret fingerprint's own verdict (exhaustion counts
+    /// the pages finally approved, accepted by a filter, in its body), a filter's passes.
     pub approved: u64,
     /// Its reliability (filters), 1.0 when made.
     pub reliability: f64,
