@@ -15,7 +15,7 @@ use tracing::{info, warn};
 use crate::clusterer::{Clusterer, SharedStories};
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
 use crate::ferret_advisor::{DiscoveryBoard, FerretAdvisor};
-use crate::ferret_crawler::Ferret;
+use crate::ferret_crawler::{Ferret, PageCache};
 use crate::generalizer::{Generalizer, LighthouseBoard};
 use crate::instance::Handle;
 use crate::listing_board::ListingBoard;
@@ -98,6 +98,8 @@ pub struct DiscoveryRoutes {
     pub lighthouses: LighthouseBoard,
     /// The discovery loop's fingerprints and counts.
     pub board: DiscoveryBoard,
+    /// Every page the Ferrets fetched, with the loop's verdicts.
+    pub cache: PageCache,
 }
 
 /// Opens the store, builds the HTTP client and the feed book, and starts every pool under the
@@ -127,6 +129,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
     });
     let lighthouses = LighthouseBoard::default();
     let discovery_board = DiscoveryBoard::default();
+    let page_cache = PageCache::default();
     // One client for every Ferret (clones share its connections).
     let crawl = &settings.discovery.crawl;
     let fetcher = PageFetcher::new(PageFetcherConfig {
@@ -166,8 +169,9 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
             move |_| Ok(Mapmaker::new(upsert.clone()))
         })
         .supervise(&pools.filter, policy(Role::Filter), |_| Ok(Filter))
-        .supervise(&pools.ferret, policy(Role::Ferret), move |_| {
-            Ok(Ferret::new(fetcher.clone()))
+        .supervise(&pools.ferret, policy(Role::Ferret), {
+            let cache = page_cache.clone();
+            move |_| Ok(Ferret::new(fetcher.clone(), cache.clone()))
         })
         .supervise(&pools.filter_advisor, policy(Role::FilterAdvisor), |_| {
             Ok(FilterAdvisor)
@@ -186,6 +190,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
                 map: pools.mapmaker.route(),
                 flush: pools.mapmaker.route(),
                 mapmakers: pools.mapmaker.len(),
+                cache: page_cache.clone(),
             };
             move |_| Ok(FerretAdvisor::new(wiring.clone()))
         })
@@ -228,6 +233,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
         generalize: pools.generalizer.route(),
         lighthouses,
         board: discovery_board,
+        cache: page_cache,
     };
     Ok((
         runtime,

@@ -217,12 +217,15 @@ pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
 pub fn record(store: &mut Store, event: &DiscoveryEvent) -> anyhow::Result<()> {
     if let Some(record) = page_record(event) {
         store.upsert_pages(&[record])?;
+    } else if let DiscoveryEvent::Approved { url, .. } = event {
+        store.write_map(&[], std::slice::from_ref(url))?;
     }
     Ok(())
 }
 
 /// What the store keeps of an event: a page fetched (so that it is not fetched again), or a
-/// page accepted into the map.
+/// page accepted into the map. An approval is a mark on a page already stored
+/// ([`Store::write_map`]), not a record.
 pub fn page_record(event: &DiscoveryEvent) -> Option<PageRecord> {
     match event {
         DiscoveryEvent::Fetched {
@@ -242,7 +245,7 @@ pub fn page_record(event: &DiscoveryEvent) -> Option<PageRecord> {
             ..PageRecord::new(url.clone())
         }),
         DiscoveryEvent::Accepted(page) => Some(accepted_record(page)),
-        DiscoveryEvent::Discarded { .. } => None,
+        DiscoveryEvent::Approved { .. } | DiscoveryEvent::Discarded { .. } => None,
     }
 }
 
@@ -257,6 +260,7 @@ pub fn accepted_record(page: &AcceptedPage) -> PageRecord {
         fetched_at_ms: Some(page.fetched_at_ms),
         attributes: serde_json::to_string(&page.features).unwrap_or_else(|_| "{}".into()),
         accepted: true,
+        approved: page.fingerprint.is_some(),
         approved_by_filter: page.filter.map(|f| f.to_string()),
         links: page.links.clone(),
     }

@@ -7,7 +7,9 @@
 //! worth of pages fetched by the Ferret pool ([`crate::ferret_crawler`]; many at once, each
 //! parsed and its features computed on its Ferret's thread), and sends every page fetched and
 //! every page accepted to the Mapmaker pool ([`crate::mapmaker`]), which writes them to PageDb
-//! in batches; a round ends when they are written. After each round it publishes the
+//! in batches; a round ends when they are written. The loop's verdicts on each page (approved
+//! by a ferret fingerprint, accepted by a filter) are marked in the shared
+//! [`PageCache`], where the Ferrets put every page they fetch. After each round it publishes the
 //! fingerprints and the counts on the [`DiscoveryBoard`] (`GET /api/fingerprints`). The budget
 //! is `[discovery] pages_per_hour`; a round with nothing to fetch waits [`IDLE_PAUSE`].
 //!
@@ -35,6 +37,7 @@ use serde::Serialize;
 use tracing::{info, warn, Instrument as _};
 
 use crate::discover::{drive, engine_params, Done};
+use crate::ferret_crawler::{CachedPage, PageCache};
 use crate::instance::{Cx, Instance, RoleActor};
 use crate::messages::{
     Envelope, FeedbackAfter, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadDiscoveryState,
@@ -125,6 +128,9 @@ pub struct Wiring {
     pub flush: Route<FlushMap>,
     /// How many Mapmakers there are.
     pub mapmakers: usize,
+    /// The cache of every page fetched, shared with the Ferrets (which add each page) and the
+    /// API: the loop marks its verdicts there.
+    pub cache: PageCache,
 }
 
 /// One instance of the FerretAdvisor pool. See the module docs.
@@ -203,7 +209,16 @@ async fn run_loop(wiring: Wiring) {
         let report = drive(&mut engine, fetch, budget, crawl.concurrency, |event| {
             let url = match event {
                 DiscoveryEvent::Fetched { url, .. } => url,
-                DiscoveryEvent::Accepted(page) => &page.url,
+                DiscoveryEvent::Approved { url, fingerprint } => {
+                    wiring.cache.approved(url, *fingerprint);
+                    url
+                }
+                DiscoveryEvent::Accepted(page) => {
+                    wiring
+                        .cache
+                        .accepted(&page.url, page.fingerprint, page.fetched_at_ms);
+                    &page.url
+                }
                 DiscoveryEvent::Discarded { .. } => return Ok(()),
             };
             wiring
@@ -327,6 +342,19 @@ async fn restore(
         feedback: feedback.into_iter().map(|f| f.feedback).collect(),
         ..earlier
     };
+    for (pages, accepted) in [(&earlier.map, true), (&earlier.kept, false)] {
+        for page in pages {
+            wiring.cache.restore(
+                &page.url,
+                CachedPage {
+                    approved: page.approved,
+                    fingerprint: None,
+                    fetched_at_ms: page.fetched_at_ms,
+                    accepted,
+                },
+            );
+        }
+    }
     let (pages, fetched, prints) = (
         earlier.map.len(),
         earlier.fetched.len(),
@@ -426,6 +454,7 @@ fn restored_page(page: crate::storage::PageRecord) -> Option<RestoredPage> {
         title: page.title.unwrap_or_default(),
         links: page.links,
         filter: page.approved_by_filter.and_then(|f| f.parse().ok()),
+        approved: page.approved,
         fetched_at_ms,
     })
 }

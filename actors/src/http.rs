@@ -11,6 +11,7 @@
 //! | `POST /api/feedback` | `{"url", "kind": "visit"\|"dwell"\|"like"\|"dislike", "seconds"?, "at"?}` (`seconds` for a dwell only; `at` RFC 3339, default now) → 202 with the stored event, or 400 `{"error"}` |
 //! | `GET /api/pages?sort=hittage&limit=N` | pages by hittage in the latest computation, highest first ([`PageHittage`](crate::storage::PageHittage); default 50) |
 //! | `GET /api/recommendations?limit=N` | accepted pages you have given no feedback on, highest hittage first, then newest (default 50) |
+//! | `GET /api/cache?limit=N&approved=true` | the pages the Ferrets fetched, latest first (default 50), each with its verdicts: `{"url","approved","fingerprint","fetched_at_ms","accepted"}`; `approved=true` lists only those a ferret fingerprint approved; `{"size", "pages"}` |
 //! | `GET /api/fingerprints` | the discovery loop's ferret fingerprints (kind, representative, threshold, fetched/approved/accepted), filter fingerprints (vector, thresholds, reliability) and counts |
 //! | `GET /api/lighthouses` | the latest lighthouses: `{"computation", "lighthouses": [[url, hittage], …]}`, or `null` before the first computation |
 //! | `GET /api/events` | server-sent events: one `data:` line per On Air / Off Air, as in the events file |
@@ -70,6 +71,7 @@ pub fn serve(
             .route("/api/lighthouses", web::get().to(lighthouses))
             .route("/api/recommendations", web::get().to(recommendations))
             .route("/api/fingerprints", web::get().to(fingerprints))
+            .route("/api/cache", web::get().to(cache))
             .route("/api/actors/{role}/{instance}/ping", web::post().to(ping));
         if fault_injection {
             app = app.route("/api/actors/{role}/{instance}/panic", web::post().to(panic));
@@ -202,6 +204,21 @@ async fn recommendations(
         Ok(Err(err)) => error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string()),
         Err(err) => error(StatusCode::SERVICE_UNAVAILABLE, err.to_string()),
     }
+}
+
+#[derive(serde::Deserialize)]
+struct CacheQuery {
+    limit: Option<usize>,
+    approved: Option<bool>,
+}
+
+async fn cache(state: web::Data<ApiState>, query: web::Query<CacheQuery>) -> HttpResponse {
+    let limit = query.limit.unwrap_or(50).min(1_000);
+    let cache = &state.boards.discovery.cache;
+    HttpResponse::Ok().json(json!({
+        "size": cache.len(),
+        "pages": cache.latest(limit, query.approved.unwrap_or(false)),
+    }))
 }
 
 async fn fingerprints(state: web::Data<ApiState>) -> HttpResponse {

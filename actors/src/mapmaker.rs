@@ -3,7 +3,9 @@
 //! The loop (hosted by the FerretAdvisor) completes a page's features before it accepts it;
 //! the Mapmaker turns each event — a page fetched (kept so that it is never fetched again, with
 //! its features so that fingerprints to come can judge it) or a page accepted (the map) — into
-//! a page record with its links, and writes the records to PageDb.
+//! a page record with its links, and writes the records to PageDb; a page a ferret
+//! fingerprint approved is marked so once its record is written (records first, then marks,
+//! in each transaction).
 //!
 //! **Group commit.** A Mapmaker has one write at PageDb at a time. A record that finds no write
 //! under way is written at once; records that arrive while one is under way wait and go
@@ -16,6 +18,7 @@
 //! after a restart.
 
 use actix::{AsyncContext as _, ResponseFuture};
+use ferret::discovery::engine::DiscoveryEvent;
 use ferret::Role;
 use tokio::sync::oneshot;
 use tracing::warn;
@@ -31,6 +34,8 @@ pub struct Mapmaker {
     upsert: Route<UpsertPages>,
     /// Records waiting for the write under way.
     pending: Vec<PageRecord>,
+    /// Approvals waiting for the write under way (written after the records).
+    approvals: Vec<String>,
     /// Whether a write is under way.
     writing: bool,
     /// The first failure since the last flush answered.
@@ -45,6 +50,7 @@ impl Mapmaker {
         Mapmaker {
             upsert,
             pending: Vec::new(),
+            approvals: Vec::new(),
             writing: false,
             failure: None,
             flushes: Vec::new(),
@@ -56,7 +62,7 @@ impl Mapmaker {
         if self.writing {
             return;
         }
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.approvals.is_empty() {
             let outcome = self.failure.take().map_or(Ok(()), Err);
             for flush in self.flushes.drain(..) {
                 // A flush whose asker went away needs no answer.
@@ -66,8 +72,11 @@ impl Mapmaker {
         }
         self.writing = true;
         let pages = std::mem::take(&mut self.pending);
-        let count = pages.len();
-        let written = self.upsert.send(Envelope::new(UpsertPages { pages }));
+        let approved = std::mem::take(&mut self.approvals);
+        let count = pages.len() + approved.len();
+        let written = self
+            .upsert
+            .send(Envelope::new(UpsertPages { pages, approved }));
         let me = cx.ctx().address();
         cx.ctx().spawn(actix::fut::wrap_future(async move {
             let error = match written.await {
@@ -90,6 +99,9 @@ impl Handle<MapPage> for Mapmaker {
     fn handle(&mut self, msg: MapPage, cx: &mut Cx<'_, Self>) {
         if let Some(record) = page_record(&msg.event) {
             self.pending.push(record);
+            self.write(cx);
+        } else if let DiscoveryEvent::Approved { url, .. } = msg.event {
+            self.approvals.push(url);
             self.write(cx);
         }
     }

@@ -201,13 +201,15 @@ pub struct LoadNewsItems;
 // store's methods of the same names say exactly what each does).
 
 /// Stores pages with their links in one transaction (new or replacing, link targets kept as
-/// placeholders). Sent by the Mapmaker (accepted pages) and the Ferret (the fetched-page
-/// cache); the reply is the pages' ids, in order.
-#[derive(Debug, Message)]
+/// placeholders), then marks pages a ferret fingerprint approved. Sent by the Mapmaker (pages
+/// fetched, approved and accepted); the reply is the pages' ids, in order.
+#[derive(Debug, Default, Message)]
 #[rtype(result = "Result<Vec<i64>, StoreError>")]
 pub struct UpsertPages {
     /// The pages.
     pub pages: Vec<PageRecord>,
+    /// URLs of stored pages a ferret fingerprint approved, marked after the pages are written.
+    pub approved: Vec<String>,
 }
 
 /// Asks for recommendations: accepted pages the user has not given feedback on, best first.

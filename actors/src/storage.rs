@@ -192,6 +192,12 @@ const MIGRATIONS: &[M<'static>] = &[
         ALTER TABLE news_items ADD COLUMN duplicate_of TEXT;
         CREATE INDEX news_items_by_story ON news_items (story, event);",
     ),
+    // 7: a fetched page keeps the ferret fingerprints' verdict, approved or not (the seed's
+    // cache of every fetched page); a page a filter passed was approved first.
+    M::up(
+        "ALTER TABLE pages ADD COLUMN approved INTEGER NOT NULL DEFAULT 0;
+        UPDATE pages SET approved = 1 WHERE approved_by_filter IS NOT NULL;",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.

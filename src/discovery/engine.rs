@@ -104,6 +104,14 @@ pub enum DiscoveryEvent {
         /// See `features`.
         links: Vec<String>,
     },
+    /// A ferret fingerprint approved a fetched page (the first to approve it; its verdict
+    /// stays with the page, accepted or not).
+    Approved {
+        /// The page.
+        url: String,
+        /// The fingerprint.
+        fingerprint: u64,
+    },
     /// A page passed a filter (or was liked) and enters the map with its links.
     Accepted(Box<AcceptedPage>),
     /// A fetched page was judged and discarded: no filter passed it.
@@ -153,6 +161,8 @@ pub struct RestoredPage {
     pub links: Vec<String>,
     /// The filter that passed it, if one did.
     pub filter: Option<u64>,
+    /// Whether a ferret fingerprint approved it.
+    pub approved: bool,
     /// When it was fetched.
     pub fetched_at_ms: i64,
 }
@@ -195,14 +205,29 @@ pub struct EngineCounts {
     pub flushed: u64,
 }
 
+/// A fetched page in the loop's cache: every page fetched is kept, approved or not, since
+/// fingerprints to come may judge it.
 struct CachedPage {
     doc: PageDoc,
     features: Features,
     fetched_at_ms: i64,
     /// Fingerprints that judged it.
     judged_by: Vec<u64>,
+    /// The fingerprints' verdict: whether one of them approved it.
+    approved: bool,
     /// Whether it is in the map.
     accepted: bool,
+}
+
+/// What the cache says of a fetched page ([`Engine::cached`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CacheEntry {
+    /// Whether a ferret fingerprint approved it.
+    pub approved: bool,
+    /// Whether it is in the map.
+    pub accepted: bool,
+    /// When it was fetched.
+    pub fetched_at_ms: i64,
 }
 
 /// The discovery loop. See the module's doc.
@@ -355,6 +380,7 @@ impl Engine {
                 features: page.features,
                 fetched_at_ms: page.fetched_at_ms,
                 judged_by: Vec::new(),
+                approved: page.approved,
                 accepted: true,
             },
         );
@@ -526,6 +552,15 @@ impl Engine {
     pub fn frontier(&self) -> &Frontier {
         &self.frontier
     }
+
+    /// The cached page at `url`: approved or not, accepted or not; None if not fetched.
+    pub fn cached(&self, url: &str) -> Option<CacheEntry> {
+        self.cache.get(url).map(|page| CacheEntry {
+            approved: page.approved,
+            accepted: page.accepted,
+            fetched_at_ms: page.fetched_at_ms,
+        })
+    }
 }
 
 impl Engine {
@@ -587,6 +622,7 @@ impl Engine {
                 features,
                 fetched_at_ms: now_ms,
                 judged_by: Vec::new(),
+                approved: false,
                 accepted: false,
             },
         );
@@ -633,6 +669,13 @@ impl Engine {
         let mut accepted = false;
         if approved {
             self.counts.approved += 1;
+            if !page.approved {
+                page.approved = true;
+                self.events.push_back(DiscoveryEvent::Approved {
+                    url: url.to_string(),
+                    fingerprint: fp,
+                });
+            }
             if !page.accepted {
                 for kind in self.filters.kinds() {
                     ensure(page, kind, &self.analyzer, &mut self.stats);

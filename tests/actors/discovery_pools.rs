@@ -14,7 +14,7 @@ use ferret::discovery::url::AddressPolicy;
 use ferret::supervision::RestartPolicy;
 use ferret_actors::discover::Done;
 use ferret_actors::ferret_advisor::new_feedback;
-use ferret_actors::ferret_crawler::Ferret;
+use ferret_actors::ferret_crawler::{Ferret, PageCache};
 use ferret_actors::mapmaker::Mapmaker;
 use ferret_actors::messages::{
     Envelope, FeedbackAfter, FetchPage, FlushMap, MapPage, RecordFeedback,
@@ -68,9 +68,11 @@ async fn ferrets_fetch_parse_and_compute_features_and_a_failure_is_an_answer() {
     })
     .unwrap();
     let ferrets: Pool<Ferret> = Pool::new(2);
+    let cache = PageCache::default();
     let mut builder = RuntimeBuilder::new(options());
+    let shared = cache.clone();
     builder.supervise(&ferrets, RestartPolicy::Permanent, move |_| {
-        Ok(Ferret::new(fetcher.clone()))
+        Ok(Ferret::new(fetcher.clone(), shared.clone()))
     });
     let runtime: Runtime = builder.start().unwrap();
     let fetch: Route<FetchPage> = ferrets.route();
@@ -87,6 +89,9 @@ async fn ferrets_fetch_parse_and_compute_features_and_a_failure_is_an_answer() {
     assert_eq!(doc.links[0].url.path(), "/kelp.html");
     let words = features.title_words.expect("the title's words computed");
     assert!(words.iter().any(|w| w.starts_with("otter")), "{words:?}");
+    // In the shared cache, no verdict yet.
+    let cached = cache.get(url.as_str()).expect("a fetched page is cached");
+    assert!(cached.fetched_at_ms > 0 && !cached.approved && !cached.accepted);
 
     for path in ["/photo.jpg", "/missing.html"] {
         match ask(page_order(&server.url(path))).await.unwrap() {
@@ -94,6 +99,7 @@ async fn ferrets_fetch_parse_and_compute_features_and_a_failure_is_an_answer() {
             other => panic!("{path}: not a page, yet {other:?}"),
         }
     }
+    assert_eq!(cache.len(), 1, "what gave no page is not cached");
 
     let robots = Url::parse(&server.url("/robots.txt")).unwrap();
     let Done::Robots { host, outcome } = ask(FetchOrder::Robots {
@@ -264,4 +270,32 @@ async fn the_loop_gets_each_feedback_event_once_in_recording_order_whatever_its_
     );
     assert_eq!(last, 4);
     runtime.shutdown();
+}
+
+#[test]
+fn the_shared_cache_keeps_verdicts_and_stays_within_its_capacity() {
+    let cache = PageCache::new(16);
+    cache.fetched("http://site/a", 10);
+    cache.approved("http://site/a", 7);
+    cache.approved("http://site/a", 8); // the first approval is the one kept
+    cache.fetched("http://site/b", 11);
+    cache.accepted("http://site/b", Some(9), 11);
+    cache.fetched("http://site/c", 12);
+    let a = cache.get("http://site/a").unwrap();
+    assert!(a.approved && !a.accepted);
+    assert_eq!((a.fingerprint, a.fetched_at_ms), (Some(7), 10));
+    let b = cache.get("http://site/b").unwrap();
+    assert!(b.approved && b.accepted && b.fingerprint == Some(9));
+    assert!(!cache.get("http://site/c").unwrap().approved);
+    let approved: Vec<String> = cache.latest(10, true).into_iter().map(|r| r.url).collect();
+    assert_eq!(approved, ["http://site/b", "http://site/a"]);
+
+    // Full, it drops the oldest fetched: never more than its capacity, the newest kept.
+    for i in 0..100 {
+        cache.fetched(&format!("http://site/p{i}"), 100 + i);
+    }
+    assert!(cache.len() <= 16, "{}", cache.len());
+    assert!(cache.get("http://site/p99").is_some());
+    assert!(cache.get("http://site/a").is_none());
+    assert_eq!(cache.latest(3, false)[0].url, "http://site/p99");
 }

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use ferret::discovery::advisor::RepresentativeHistory;
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use ferret_actors::storage::{
-    DiscoveryState, FingerprintPool, FingerprintState, PageRecord, Representative, Store,
+    migrations, DiscoveryState, FingerprintPool, FingerprintState, PageRecord, Representative,
+    Store,
 };
 
 fn page(url: &str, fetched_at_ms: i64, links: &[&str]) -> PageRecord {
@@ -253,4 +254,57 @@ fn the_discovery_state_is_synced_flushed_and_survives_a_reopen() {
             ),
         ]
     );
+}
+
+#[test]
+fn a_fetched_page_keeps_its_approval_and_migration_7_marks_the_pages_a_filter_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    // A store as version 6 left it, before pages had the fingerprints' verdict.
+    {
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        migrations().to_version(&mut conn, 6).unwrap();
+        conn.execute(
+            "INSERT INTO pages (url, fetched_at_ms, accepted, approved_by_filter)
+             VALUES ('http://passed/', 1, 1, '3')",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO pages (url, fetched_at_ms) VALUES ('http://kept/', 1)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let approved = |store: &Store, url: &str| store.load_page(url).unwrap().map(|p| p.approved);
+    assert_eq!(approved(&store, "http://passed/"), Some(true));
+    assert_eq!(approved(&store, "http://kept/"), Some(false));
+
+    // An approval is marked once its page is written; a URL not stored is left out.
+    let fetched = PageRecord {
+        fetched_at_ms: Some(2),
+        ..PageRecord::new("http://new/")
+    };
+    store
+        .write_map(
+            std::slice::from_ref(&fetched),
+            &["http://new/".into(), "http://unknown/".into()],
+        )
+        .unwrap();
+    assert_eq!(approved(&store, "http://new/"), Some(true));
+    assert_eq!(approved(&store, "http://unknown/"), None);
+    // Written again (not approved this time), it stays approved.
+    store.upsert_pages(&[fetched]).unwrap();
+    assert_eq!(approved(&store, "http://new/"), Some(true));
+
+    // The page list says it.
+    let listed: HashMap<String, bool> = store
+        .pages_by_hittage(10)
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.url, p.approved))
+        .collect();
+    assert!(listed["http://passed/"] && listed["http://new/"]);
+    assert!(!listed["http://kept/"]);
 }

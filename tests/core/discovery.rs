@@ -247,6 +247,7 @@ fn restored(path: &str, analyzer: &Analyzer) -> RestoredPage {
         features: Features::computed(&doc, analyzer),
         links: doc.links.iter().map(|l| l.url.to_string()).collect(),
         filter: None,
+        approved: false,
         fetched_at_ms: 5,
     }
 }
@@ -304,6 +305,54 @@ fn crawl_with_events(seed: u64, budget: usize) -> (Engine, Vec<DiscoveryEvent>) 
         events.extend(std::iter::from_fn(|| engine.poll_event()));
     }
     (engine, events)
+}
+
+/// Every fetched page stays in the loop's cache, approved or not: a fingerprint's approval is
+/// told once (before the page's acceptance, if any), kept on the page, and survives a resume.
+#[test]
+fn every_fetched_page_is_cached_with_the_fingerprints_verdict() {
+    let (engine, events) = crawl_with_events(1, 32);
+    let mut fetched = Vec::new();
+    let mut approved = std::collections::BTreeSet::new();
+    for event in &events {
+        match event {
+            DiscoveryEvent::Fetched { url, features, .. } if features.is_some() => {
+                fetched.push(url.clone());
+            }
+            DiscoveryEvent::Approved { url, fingerprint } => {
+                assert!(fetched.contains(url), "approved before fetched: {url}");
+                assert!(*fingerprint > 0);
+                assert!(approved.insert(url.clone()), "approved twice: {url}");
+            }
+            DiscoveryEvent::Accepted(page) if page.fingerprint.is_some() => {
+                assert!(
+                    approved.contains(&page.url),
+                    "accepted unapproved: {}",
+                    page.url
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(!approved.is_empty(), "some pages approved");
+    let mut unapproved = 0;
+    for url in &fetched {
+        let cached = engine.cached(url).expect("every fetched page is cached");
+        assert_eq!(cached.approved, approved.contains(url), "{url}");
+        unapproved += usize::from(!cached.approved);
+    }
+    assert!(unapproved > 0, "pages not approved are cached too");
+
+    // Resumed from what a store keeps, the verdicts are the same.
+    let mut resumed = local_engine(EngineParams::default());
+    resumed.resume(stored(&engine, &events, &[]));
+    for url in &fetched {
+        assert_eq!(
+            resumed.cached(url).map(|c| c.approved),
+            Some(approved.contains(url)),
+            "{url}"
+        );
+    }
 }
 
 fn breadth_first(budget: usize) -> Vec<String> {
@@ -443,6 +492,7 @@ fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Ear
         ..Earlier::default()
     };
     let mut kept = std::collections::BTreeMap::new();
+    let mut approved = std::collections::BTreeSet::new();
     for event in events {
         match event {
             DiscoveryEvent::Fetched {
@@ -462,6 +512,7 @@ fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Ear
                             features: (**features).clone(),
                             links: links.clone(),
                             filter: None,
+                            approved: false,
                             fetched_at_ms: *at_ms,
                         },
                     );
@@ -475,11 +526,18 @@ fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Ear
                     features: page.features.clone(),
                     links: page.links.clone(),
                     filter: page.filter,
+                    approved: page.fingerprint.is_some(),
                     fetched_at_ms: page.fetched_at_ms,
                 });
             }
+            DiscoveryEvent::Approved { url, .. } => {
+                approved.insert(url.clone());
+            }
             DiscoveryEvent::Discarded { .. } => {}
         }
+    }
+    for page in kept.values_mut().chain(&mut earlier.map) {
+        page.approved |= approved.contains(&page.url);
     }
     earlier.kept = kept.into_values().collect();
     earlier

@@ -189,4 +189,35 @@ fn the_daemon_crawls_from_a_like_and_resumes_after_kill_9_without_fetching_again
             .all(|p| p["url"] != server.url("/ferret-1.html").as_str()),
         "the liked page is not recommended: {recommended:?}"
     );
+
+    // The shared cache has every page the Ferrets fetched, approved or not, with the loop's
+    // verdicts; the store keeps the approvals.
+    let approved = eventually_blocking(
+        Duration::from_secs(30),
+        "an approved page in /api/cache",
+        || {
+            let cache: Value = daemon
+                .get("/api/cache?approved=true&limit=1000")
+                .json()
+                .unwrap();
+            let pages = cache["pages"].as_array().cloned().unwrap_or_default();
+            (!pages.is_empty()).then_some(pages)
+        },
+    );
+    assert!(
+        approved.iter().all(|p| p["approved"] == true),
+        "{approved:?}"
+    );
+    let all: Value = daemon.get("/api/cache?limit=1000").json().unwrap();
+    let pages = all["pages"].as_array().unwrap();
+    assert!(
+        pages.iter().any(|p| p["approved"] == false),
+        "pages not approved are cached too: {all}"
+    );
+    assert!(all["size"].as_u64().unwrap() >= pages.len() as u64);
+    let url = approved[0]["url"].as_str().unwrap().to_string();
+    eventually_blocking(Duration::from_secs(30), "the approval in the store", || {
+        let page = Store::open(&store).unwrap().load_page(&url).unwrap();
+        page.filter(|p| p.approved).map(|_| ())
+    });
 }

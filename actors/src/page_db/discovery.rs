@@ -34,7 +34,7 @@ macro_rules! store_handlers {
 }
 
 store_handlers! {
-    UpsertPages => Vec<i64>, |store, msg| store.upsert_pages(&msg.pages);
+    UpsertPages => Vec<i64>, |store, msg| store.write_map(&msg.pages, &msg.approved);
     FetchedSince => Vec<String>, |store, msg| store.fetched_since(msg.at_ms);
     LoadAccepted => Vec<PageRecord>, |store, _| store.load_accepted();
     LoadFetched => Vec<PageRecord>, |store, _| store.load_fetched();

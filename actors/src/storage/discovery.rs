@@ -34,6 +34,9 @@ pub struct PageRecord {
     pub attributes: String,
     /// Whether the filters accepted it into the map.
     pub accepted: bool,
+    /// Whether a ferret fingerprint approved it. A verdict once stored stays: writing the
+    /// page again with `false` does not clear it.
+    pub approved: bool,
     /// The filter that approved it, if any, so that feedback can be traced back to it.
     pub approved_by_filter: Option<String>,
     /// The URLs it links to (self-links and repeats are ignored).
@@ -52,6 +55,7 @@ impl PageRecord {
             fetched_at_ms: None,
             attributes: "{}".to_string(),
             accepted: false,
+            approved: false,
             approved_by_filter: None,
             links: Vec::new(),
         }
@@ -94,6 +98,8 @@ pub struct PageHittage {
     pub lighthouse: bool,
     /// Whether the filters accepted it into the map.
     pub accepted: bool,
+    /// Whether a ferret fingerprint approved it.
+    pub approved: bool,
     /// When it was fetched (Unix ms); `None` if never.
     pub fetched_at_ms: Option<i64>,
 }
@@ -192,7 +198,7 @@ fn page_id(tx: &Transaction<'_>, url: &str) -> Result<i64, rusqlite::Error> {
     })
 }
 
-/// A row of `(url, title, hittage, lighthouse, accepted, fetched_at_ms)`.
+/// A row of `(url, title, hittage, lighthouse, accepted, fetched_at_ms, approved)`.
 fn page_hittage(row: &rusqlite::Row<'_>) -> rusqlite::Result<PageHittage> {
     Ok(PageHittage {
         url: row.get(0)?,
@@ -201,6 +207,7 @@ fn page_hittage(row: &rusqlite::Row<'_>) -> rusqlite::Result<PageHittage> {
         lighthouse: row.get(3)?,
         accepted: row.get(4)?,
         fetched_at_ms: row.get(5)?,
+        approved: row.get(6)?,
     })
 }
 
@@ -309,16 +316,27 @@ fn save_representatives(
 
 impl Store {
     /// Stores pages (inserting new ones, replacing every field of known ones, placeholders
-    /// included) and replaces each one's outgoing links, in one transaction. Link targets not
-    /// stored yet become placeholders. Returns the pages' ids, in order.
+    /// included, but for a stored approval, which stays) and replaces each one's outgoing
+    /// links, in one transaction. Link targets not stored yet become placeholders. Returns the
+    /// pages' ids, in order.
     pub fn upsert_pages(&mut self, pages: &[PageRecord]) -> Result<Vec<i64>, StoreError> {
+        self.write_map(pages, &[])
+    }
+
+    /// [`Store::upsert_pages`], then marks the stored pages at `approved` as approved by a
+    /// ferret fingerprint (a URL not stored is left out), in the same transaction.
+    pub fn write_map(
+        &mut self,
+        pages: &[PageRecord],
+        approved: &[String],
+    ) -> Result<Vec<i64>, StoreError> {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::with_capacity(pages.len());
         for page in pages {
             let id: i64 = tx.query_row(
                 "INSERT INTO pages (url, canonical_url, title, lang, size, fetched_at_ms,
-                                    attributes, accepted, approved_by_filter)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                                    attributes, accepted, approved_by_filter, approved)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT (url) DO UPDATE SET
                     canonical_url = excluded.canonical_url,
                     title = excluded.title,
@@ -327,7 +345,8 @@ impl Store {
                     fetched_at_ms = excluded.fetched_at_ms,
                     attributes = excluded.attributes,
                     accepted = excluded.accepted,
-                    approved_by_filter = excluded.approved_by_filter
+                    approved_by_filter = excluded.approved_by_filter,
+                    approved = max(approved, excluded.approved)
                  RETURNING id",
                 params![
                     page.url,
@@ -343,6 +362,7 @@ impl Store {
                     },
                     page.accepted,
                     page.approved_by_filter,
+                    page.approved,
                 ],
                 |row| row.get(0),
             )?;
@@ -359,6 +379,9 @@ impl Store {
             }
             ids.push(id);
         }
+        for url in approved {
+            tx.execute("UPDATE pages SET approved = 1 WHERE url = ?1", [url])?;
+        }
         tx.commit()?;
         Ok(ids)
     }
@@ -369,7 +392,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT id, url, canonical_url, title, lang, size, fetched_at_ms, attributes,
-                        accepted, approved_by_filter
+                        accepted, approved_by_filter, approved
                  FROM pages WHERE url = ?1",
                 [url],
                 |row| {
@@ -385,6 +408,7 @@ impl Store {
                             attributes: row.get(7)?,
                             accepted: row.get(8)?,
                             approved_by_filter: row.get(9)?,
+                            approved: row.get(10)?,
                             links: Vec::new(),
                         },
                     ))
@@ -602,7 +626,7 @@ impl Store {
                         WHERE computation = latest.c),
                   u AS (SELECT url FROM pages UNION SELECT url FROM h)
              SELECT u.url, p.title, coalesce(h.value, 0.0), coalesce(h.lighthouse, 0),
-                    coalesce(p.accepted, 0), p.fetched_at_ms
+                    coalesce(p.accepted, 0), p.fetched_at_ms, coalesce(p.approved, 0)
              FROM u LEFT JOIN pages p ON p.url = u.url LEFT JOIN h ON h.url = u.url
              ORDER BY 3 DESC, u.url
              LIMIT ?1",
@@ -621,7 +645,7 @@ impl Store {
                   h AS (SELECT url, value, lighthouse FROM hittage, latest
                         WHERE computation = latest.c)
              SELECT p.url, p.title, coalesce(h.value, 0.0), coalesce(h.lighthouse, 0),
-                    p.accepted, p.fetched_at_ms
+                    p.accepted, p.fetched_at_ms, p.approved
              FROM pages p LEFT JOIN h ON h.url = p.url
              WHERE p.accepted AND p.url NOT IN (SELECT url FROM feedback)
              ORDER BY 3 DESC, p.fetched_at_ms DESC, p.url
