@@ -40,6 +40,9 @@ enum Command {
     /// Serve the listing simulator over HTTP as a live listing's RSS, for tests and demos;
     /// on SIGINT/SIGTERM, write the ground truth (`--truth`) and exit.
     SimListing(sim_listing::SimListingArgs),
+    /// Score a live run's events file against a listing's ground truth (from `sim-listing
+    /// --truth`) by the rules of `bench onair`; exit 1 if a rule was broken.
+    ScoreListing(onair_bench::ScoreListingArgs),
     /// Cluster a JSON-lines stream of news items into events and stories; with --eval, score
     /// the stories against the items' `cluster` labels.
     Cluster(cluster_cmd::ClusterArgs),
@@ -133,6 +136,9 @@ fn main() -> ExitCode {
             ferret_actors::bfs_bench::run(&args).map(|()| 0)
         }
         Some(Command::SimListing(args)) => sim_listing::run(&args).map(|()| 0),
+        Some(Command::ScoreListing(args)) => {
+            onair_bench::score_listing(&args).map(|clean| if clean { 0 } else { 1 })
+        }
         Some(Command::Cluster(args)) => cluster_cmd::run(&args).map(|()| 0),
         Some(Command::Discover(args)) => load_settings(&args.config)
             .and_then(|s| ferret_actors::discover::run(&s, &args))

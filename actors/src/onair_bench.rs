@@ -1,11 +1,11 @@
 //! `ferret bench onair`: the listing strategies side by side on the simulator, on a virtual
 //! clock.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use ferret::listing::sim::{self, Report, Scenario};
-use ferret::listing::{Params, Strategy, HOUR, SECOND};
+use ferret::listing::sim::{self, LowerBound, Report, Scenario, Window};
+use ferret::listing::{Millis, Params, Strategy, HOUR, SECOND};
 
 /// Options of `ferret bench onair`.
 #[derive(Debug, Clone, clap::Args)]
@@ -102,14 +102,23 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         params.tolerance / SECOND,
         params.grace / SECOND,
     );
+    print_table(&reports, Some(&bound));
+    Ok(())
+}
+
+/// The reports side by side, a row each figure, with the oracle's column when given. The row
+/// "Off Air reported twice" appears when any report has one (a restarted daemon's file).
+fn print_table(reports: &[Report], bound: Option<&LowerBound>) {
     let mut header = format!("{:<34}", "");
-    for report in &reports {
+    for report in reports {
         header.push_str(&format!("{:>12}", report.strategy));
     }
-    header.push_str(&format!("{:>14}", "lower bound"));
+    if bound.is_some() {
+        header.push_str(&format!("{:>14}", "lower bound"));
+    }
     println!("{header}");
     type Row = (&'static str, fn(&Report) -> String);
-    let rows: [Row; 14] = [
+    let rows: [Row; 15] = [
         ("reads/hour (mean)", |r| format!("{:.0}", r.reads_per_hour)),
         ("reads/hour (worst hour)", |r| {
             format!("{:.0}", r.reads_worst_hour)
@@ -123,6 +132,9 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         ("On Air latency p95 s", |r| format!("{:.1}", r.on_air_p95)),
         ("On Air latency max s", |r| format!("{:.1}", r.on_air_max)),
         ("false Off Air", |r| r.false_off_air.to_string()),
+        ("Off Air reported twice", |r| {
+            r.off_air_duplicates.to_string()
+        }),
         ("slipped Off Air (of frame ends)", |r| {
             format!("{} ({})", r.slipped, r.frame_ends)
         }),
@@ -133,19 +145,137 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             format!("{}/{}", r.early_detected, r.early_ends)
         }),
     ];
-    for (i, (label, cell)) in rows.iter().enumerate() {
+    let any_read = reports.iter().any(|r| r.reads_per_hour > 0.0);
+    for (label, cell) in rows {
+        if label.starts_with("reads/hour") && !any_read && bound.is_none() {
+            continue;
+        }
+        if label == "Off Air reported twice" && reports.iter().all(|r| r.off_air_duplicates == 0) {
+            continue;
+        }
         let mut line = format!("{label:<34}");
-        for report in &reports {
+        for report in reports {
             line.push_str(&format!("{:>12}", cell(report)));
         }
-        let oracle = match i {
-            0 | 1 => format!("{:.0}", bound.reads_per_hour),
-            6 | 7 => format!("≤ {:.0}", bound.on_air_within),
-            11 | 12 => format!("≤ {:.0}", bound.off_air_within),
-            _ => String::new(),
-        };
-        line.push_str(&format!("{oracle:>14}"));
+        if let Some(bound) = bound {
+            let oracle = match label {
+                "reads/hour (mean)" | "reads/hour (worst hour)" => {
+                    format!("{:.0}", bound.reads_per_hour)
+                }
+                "On Air latency p95 s" | "On Air latency max s" => {
+                    format!("≤ {:.0}", bound.on_air_within)
+                }
+                "Off Air latency p95 s" | "Off Air latency max s" => {
+                    format!("≤ {:.0}", bound.off_air_within)
+                }
+                _ => String::new(),
+            };
+            line.push_str(&format!("{oracle:>14}"));
+        }
         println!("{line}");
     }
-    Ok(())
+}
+
+/// Options of `ferret score-listing`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScoreListingArgs {
+    /// The detector's events file (JSON lines, as the daemon writes them).
+    #[arg(long)]
+    pub events: PathBuf,
+    /// The listing's ground truth (JSON lines, as `ferret sim-listing --truth` writes them).
+    #[arg(long)]
+    pub truth: PathBuf,
+    /// Score only this listing's events (default: every event in the file).
+    #[arg(long)]
+    pub listing: Option<String>,
+    /// The listing's frame, seconds (90 for a ×20 `sim-listing`).
+    #[arg(long, default_value_t = 1800.0)]
+    pub frame_secs: f64,
+    /// A frame end must be reported within this, seconds (default: frame / 6).
+    #[arg(long)]
+    pub grace_secs: Option<f64>,
+    /// A start this long after its reservation may be missed, seconds (default: frame / 6).
+    #[arg(long)]
+    pub tolerance_secs: Option<f64>,
+    /// Not scored after the first event, seconds: the detector's start-up, when everything
+    /// already on air is new to it (default: two thirds of a frame).
+    #[arg(long)]
+    pub warmup_secs: Option<f64>,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ferret score-listing`: a live run's events scored against the listing's ground truth by
+/// the rules of `ferret bench onair`. Returns whether no rule was broken (no false or
+/// slipped Off Air, no On Air missed within the tolerance, nothing reported twice).
+pub fn score_listing(args: &ScoreListingArgs) -> anyhow::Result<bool> {
+    let seconds = |name: &str, value: f64| -> anyhow::Result<Millis> {
+        anyhow::ensure!(
+            value.is_finite() && (0.0..=1e9).contains(&value),
+            "--{name} must be a number of seconds ≥ 0"
+        );
+        Ok((value * SECOND as f64).round() as Millis)
+    };
+    let frame = seconds("frame-secs", args.frame_secs)?;
+    anyhow::ensure!(frame > 0, "--frame-secs must be > 0");
+    let sixth = args.frame_secs / 6.0;
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    let events = sim::read_events(&read(&args.events)?, args.listing.as_deref())
+        .map_err(|err| anyhow::anyhow!("{}: {err}", args.events.display()))?;
+    let truth = sim::read_truth(&read(&args.truth)?)
+        .map_err(|err| anyhow::anyhow!("{}: {err}", args.truth.display()))?;
+    let first = events
+        .iter()
+        .map(|event| event.at)
+        .min()
+        .context("the events file holds no event (of that listing)")?;
+    let until = sim::truth_until(&truth).context("the truth file holds no broadcast")?;
+    let window = Window {
+        from: first
+            + seconds(
+                "warmup-secs",
+                args.warmup_secs.unwrap_or(args.frame_secs * 2.0 / 3.0),
+            )?,
+        until,
+        frame,
+        grace: seconds("grace-secs", args.grace_secs.unwrap_or(sixth))?,
+        tolerance: seconds("tolerance-secs", args.tolerance_secs.unwrap_or(sixth))?,
+    };
+    anyhow::ensure!(
+        window.from < window.until,
+        "the run is shorter than its warm-up: nothing to score"
+    );
+    let name = args.listing.as_deref().unwrap_or("events");
+    let report = sim::score(name, &truth, &events, None, &window);
+    let clean = report.false_off_air == 0
+        && report.slipped == 0
+        && report.on_air_missed == report.on_air_missed_tolerated
+        && report.on_air_duplicates == 0
+        && report.off_air_duplicates == 0;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!(
+            "ferret score-listing: {} events against {} broadcasts, {:.2} h scored (after {} s of warm-up), grace {} s, tolerance {} s",
+            events.len(),
+            truth.len(),
+            report.hours,
+            (window.from - first) / SECOND,
+            window.grace as f64 / SECOND as f64,
+            window.tolerance as f64 / SECOND as f64,
+        );
+        print_table(std::slice::from_ref(&report), None);
+        println!(
+            "{}",
+            if clean {
+                "no rule broken"
+            } else {
+                "RULES BROKEN"
+            }
+        );
+    }
+    Ok(clean)
 }

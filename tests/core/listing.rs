@@ -1246,3 +1246,196 @@ fn r4_scenario_hours_must_lie_in_the_day() {
     let err = ferret::listing::sim::Scenario::from_toml(&text).expect_err("refused");
     assert!(err.contains("start_hour"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scoring a live run from its files (`ferret score-listing`)
+
+fn truth_line(
+    id: &str,
+    reserved: &str,
+    started: &str,
+    ended: Option<&str>,
+    ending: &str,
+) -> String {
+    serde_json::json!({
+        "id": id, "title": "t", "link": "l", "reserved_at": reserved, "started_at": started,
+        "ended_at": ended, "ending": ending, "extensions": 0,
+    })
+    .to_string()
+}
+
+/// The events file is read back exactly as the daemon writes it, one listing at a time.
+#[test]
+fn score_files_read_the_events_the_daemon_writes() {
+    let events = [
+        Event {
+            kind: EventKind::OnAir,
+            item: item("lv1", 1_000 * SECOND),
+            at: 1_002 * SECOND + 345,
+        },
+        Event {
+            kind: EventKind::OffAir,
+            item: item("lv1", 1_000 * SECOND),
+            at: 2_805 * SECOND,
+        },
+    ];
+    let mut text: String = events
+        .iter()
+        .map(|event| ferret::listing::EventRecord::new("nico", event).to_line() + "\n")
+        .collect();
+    text.push_str(&ferret::listing::EventRecord::new("other", &events[0]).to_line());
+    text.push_str("\n\n");
+    let read = sim::read_events(&text, Some("nico")).unwrap();
+    let got: Vec<_> = read.iter().map(|e| (e.kind, &*e.id, e.at)).collect();
+    assert_eq!(
+        got,
+        [
+            (EventKind::OnAir, "lv1", 1_002_345),
+            (EventKind::OffAir, "lv1", 2_805_000)
+        ]
+    );
+    assert_eq!(sim::read_events(&text, None).unwrap().len(), 3);
+}
+
+/// A bad line is an error that names it; nothing is skipped.
+#[test]
+fn score_files_name_the_bad_line() {
+    let good = truth_line(
+        "lv1",
+        "2009-11-20T12:00:00Z",
+        "2009-11-20T12:00:05Z",
+        None,
+        "frame",
+    );
+    let cases = [
+        (format!("{good}\nnot json"), "line 2"),
+        (
+            truth_line("lv1", "2009-11-20", "2009-11-20T12:00:05Z", None, "frame"),
+            "line 1: reserved_at",
+        ),
+        (
+            truth_line(
+                "lv1",
+                "2009-11-20T12:00:00Z",
+                "2009-11-20T12:00:05Z",
+                None,
+                "gone",
+            ),
+            "line 1: ending",
+        ),
+        (
+            truth_line(
+                "lv1",
+                "2009-11-20T12:00:09Z",
+                "2009-11-20T12:00:05Z",
+                None,
+                "frame",
+            ),
+            "reserved_at ≤ started_at",
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = sim::read_truth(&text).expect_err(&text);
+        assert!(err.contains(expected), "{err} lacks {expected}");
+    }
+    let err = sim::read_events(
+        r#"{"event":"on_air","listing":"x","id":"a","at":"soon"}"#,
+        None,
+    )
+    .expect_err("a bad time");
+    assert!(err.starts_with("line 1: at:"), "{err}");
+    let err = sim::read_events(
+        r#"{"event":"gone","listing":"x","id":"a","at":"soon"}"#,
+        None,
+    )
+    .expect_err("a bad kind");
+    assert!(err.starts_with("line 1:"), "{err}");
+}
+
+/// Each rule the scorer checks, on a hand-made run: a false Off Air (early, and of an id the
+/// truth does not know), a slipped one, an On Air missed within the tolerance and one beyond
+/// it, and an event reported twice.
+#[test]
+fn score_counts_every_broken_rule() {
+    let lines = [
+        // Reported On Air at +3 s and Off Air 10 s after its frame ended: fine.
+        truth_line(
+            "ok",
+            "2009-11-20T12:00:00Z",
+            "2009-11-20T12:00:05Z",
+            Some("2009-11-20T12:30:00Z"),
+            "frame",
+        ),
+        // Reported Off Air 6 min after its frame: slipped.
+        truth_line(
+            "slip",
+            "2009-11-20T12:00:10Z",
+            "2009-11-20T12:00:12Z",
+            Some("2009-11-20T12:30:10Z"),
+            "frame",
+        ),
+        // Extended, reported gone while still on air: false.
+        truth_line(
+            "ext",
+            "2009-11-20T12:00:20Z",
+            "2009-11-20T12:00:21Z",
+            Some("2009-11-20T13:00:20Z"),
+            "extended",
+        ),
+        // Never reported, 1 min gap: missed; 10 min gap: tolerated.
+        truth_line(
+            "miss",
+            "2009-11-20T12:01:00Z",
+            "2009-11-20T12:02:00Z",
+            None,
+            "frame",
+        ),
+        truth_line(
+            "deep",
+            "2009-11-20T12:01:00Z",
+            "2009-11-20T12:11:00Z",
+            None,
+            "frame",
+        ),
+    ]
+    .join("\n");
+    let truth = sim::read_truth(&lines).unwrap();
+    let at = |t: &str| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .unwrap()
+            .timestamp_millis()
+    };
+    let event = |kind, id: &str, t: &str| sim::Reported {
+        kind,
+        id: Arc::from(id),
+        at: at(t),
+    };
+    let events = [
+        event(EventKind::OnAir, "ok", "2009-11-20T12:00:08Z"),
+        event(EventKind::OnAir, "slip", "2009-11-20T12:00:13Z"),
+        event(EventKind::OnAir, "slip", "2009-11-20T12:00:14Z"),
+        event(EventKind::OnAir, "ext", "2009-11-20T12:00:22Z"),
+        event(EventKind::OffAir, "ok", "2009-11-20T12:30:10Z"),
+        event(EventKind::OffAir, "slip", "2009-11-20T12:36:10Z"),
+        event(EventKind::OffAir, "ext", "2009-11-20T12:30:30Z"),
+        event(EventKind::OffAir, "unknown", "2009-11-20T12:31:00Z"),
+    ];
+    let window = sim::Window {
+        from: at("2009-11-20T12:00:00Z"),
+        until: at("2009-11-20T14:00:00Z"),
+        frame: 30 * MINUTE,
+        grace: 5 * MINUTE,
+        tolerance: 5 * MINUTE,
+    };
+    let report = sim::score("test", &truth, &events, None, &window);
+    assert_eq!(report.on_air, 5);
+    assert_eq!(
+        (report.on_air_missed, report.on_air_missed_tolerated),
+        (2, 1)
+    );
+    assert_eq!(report.on_air_duplicates, 1);
+    assert_eq!(report.false_off_air, 2);
+    assert_eq!((report.frame_ends, report.slipped), (3, 1));
+    assert_eq!(report.on_air_max, 3.0);
+    assert_eq!((report.off_air_p50, report.off_air_max), (10.0, 360.0));
+}

@@ -187,3 +187,82 @@ fn parse_says_in_one_line_what_is_wrong_and_where() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// `ferret score-listing` on a hand-made run: clean files pass with exit 0; a false Off Air
+/// fails with exit 1 and says so; a bad line is an error naming the file and the line.
+#[test]
+fn score_listing_scores_a_run_and_names_a_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (events, truth) = (
+        dir.path().join("events.jsonl"),
+        dir.path().join("truth.jsonl"),
+    );
+    let broadcast = |id: &str, reserved: &str, started: &str, ended: &str| {
+        format!(
+            r#"{{"id":"{id}","title":"t","link":"l","reserved_at":"2009-11-20T12:{reserved}Z","started_at":"2009-11-20T12:{started}Z","ended_at":"2009-11-20T12:{ended}Z","ending":"frame","extensions":0}}"#
+        )
+    };
+    let event = |kind: &str, id: &str, at: &str| {
+        format!(
+            r#"{{"event":"{kind}","listing":"sim","id":"{id}","title":"t","link":"l","started_at":"2009-11-20T12:00:00.000Z","at":"2009-11-20T12:{at}Z"}}"#
+        )
+    };
+    std::fs::write(
+        &truth,
+        [
+            broadcast("a", "00:00", "00:01", "01:30"),
+            broadcast("b", "00:30", "00:31", "02:00"),
+            broadcast("c", "03:00", "03:02", "04:30"),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let clean = [
+        event("on_air", "a", "00:02"),
+        event("on_air", "b", "00:32"),
+        event("off_air", "a", "01:33"),
+        event("off_air", "b", "02:04"),
+        event("on_air", "c", "03:03"),
+        event("off_air", "c", "04:31"),
+    ];
+    let score = |lines: &[String]| {
+        std::fs::write(&events, lines.join("\n")).unwrap();
+        ferret()
+            .args([
+                "score-listing",
+                "--frame-secs",
+                "90",
+                "--warmup-secs",
+                "0",
+                "--events",
+            ])
+            .arg(&events)
+            .arg("--truth")
+            .arg(&truth)
+            .output()
+            .unwrap()
+    };
+    let out = score(&clean);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("no rule broken"), "{stdout}");
+
+    let mut wrong = clean.to_vec();
+    wrong[3] = event("off_air", "b", "01:59");
+    let out = score(&wrong);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("RULES BROKEN"), "{stdout}");
+    let false_row = stdout
+        .lines()
+        .find(|l| l.starts_with("false Off Air"))
+        .unwrap();
+    assert!(false_row.ends_with(" 1"), "{false_row}");
+
+    let mut bad = clean.to_vec();
+    bad[2] = "{\"event\":\"on_air\"".to_string();
+    let out = score(&bad);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("events.jsonl: line 3:"), "{stderr}");
+}

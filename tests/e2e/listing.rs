@@ -2,13 +2,12 @@
 //! its events file scored against the simulator's ground truth: no false Off Air, no slipped
 //! one, no On Air missed within the tolerance, none reported twice — also across a `kill -9`.
 
-use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use chrono::DateTime;
+use ferret::listing::sim::{self, Window};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -19,6 +18,8 @@ use crate::{ferret, Daemon};
 /// The simulated listing runs this many times faster than real time: its 30-minute frame
 /// lasts 30 s.
 const TIME_SCALE: i64 = 60;
+/// The listing's frame at that scale.
+const FRAME_MS: i64 = 30 * 60 * 1000 / TIME_SCALE;
 /// The daemon's grace and tolerance at that scale (5 min real).
 const GRACE_MS: i64 = 5 * 60 * 1000 / TIME_SCALE;
 const TOLERANCE_MS: i64 = 5 * 60 * 1000 / TIME_SCALE;
@@ -92,91 +93,53 @@ events_file = "{events}"
     )
 }
 
-fn millis(rfc3339: &Value) -> Option<i64> {
-    Some(
-        DateTime::parse_from_rfc3339(rfc3339.as_str()?)
-            .ok()?
-            .timestamp_millis(),
-    )
-}
-
 fn json_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
+    read(path)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// What the events file says, scored against the truth. Panics with the first broken rule.
-fn score(events: &[Value], truth: &[Value], scored_from: i64, stopped_at: i64) {
-    let mut on_air: HashMap<&str, i64> = HashMap::new();
-    let mut off_air: HashMap<&str, i64> = HashMap::new();
-    for event in events {
-        for field in [
-            "event",
-            "listing",
-            "id",
-            "title",
-            "link",
-            "started_at",
-            "at",
-        ] {
+/// The events file scored against the truth by the core's scorer (the one behind `ferret
+/// score-listing`): every event complete, and no rule broken.
+fn score(events: &Path, truth: &Path, scored_from: i64, stopped_at: i64) {
+    for event in json_lines(events) {
+        for field in ["title", "link", "started_at"] {
             assert!(!event[field].is_null(), "event without {field}: {event}");
         }
         assert_eq!(event["listing"], "sim");
-        let id = event["id"].as_str().unwrap();
-        let at = millis(&event["at"]).unwrap();
-        let first = match event["event"].as_str().unwrap() {
-            "on_air" => on_air.insert(id, at),
-            "off_air" => off_air.insert(id, at),
-            other => panic!("unknown event {other}"),
-        };
-        assert!(first.is_none(), "{id} reported twice: {event}");
     }
-    let truth: HashMap<&str, &Value> = truth
-        .iter()
-        .map(|b| (b["id"].as_str().unwrap(), b))
-        .collect();
-    for (id, at) in &off_air {
-        let ended = truth.get(id).and_then(|b| millis(&b["ended_at"]));
-        assert!(
-            ended.is_some_and(|ended| ended <= *at),
-            "false Off Air: {id} reported at {at}, truth {:?}",
-            truth.get(id)
-        );
-    }
-    let (mut started, mut ended) = (0, 0);
-    for (id, broadcast) in &truth {
-        let start = millis(&broadcast["started_at"]).unwrap();
-        let reserved = millis(&broadcast["reserved_at"]).unwrap();
-        if start >= scored_from && start < stopped_at - 2_000 {
-            started += 1;
-            assert!(
-                on_air.contains_key(id) || start - reserved > TOLERANCE_MS,
-                "missed On Air: {broadcast}"
-            );
-        }
-        let Some(end) = millis(&broadcast["ended_at"]) else {
-            continue;
-        };
-        let at_frame = broadcast["ending"] != "early";
-        if at_frame && on_air.contains_key(id) && end >= scored_from && end < stopped_at - GRACE_MS
-        {
-            ended += 1;
-            let reported = off_air.get(id);
-            assert!(
-                reported.is_some_and(|at| *at <= end + GRACE_MS),
-                "slipped Off Air: {broadcast}, reported {reported:?}"
-            );
-        }
-    }
-    assert!(started > 20, "too few starts scored ({started})");
-    assert!(ended > 10, "too few frame ends scored ({ended})");
+    let events = sim::read_events(&read(events), Some("sim")).unwrap();
+    let truth = sim::read_truth(&read(truth)).unwrap();
+    let window = Window {
+        from: scored_from,
+        until: stopped_at,
+        frame: FRAME_MS,
+        grace: GRACE_MS,
+        tolerance: TOLERANCE_MS,
+    };
+    let report = sim::score("daemon", &truth, &events, None, &window);
+    assert_eq!(report.false_off_air, 0, "false Off Air: {report:?}");
+    assert_eq!(report.slipped, 0, "slipped Off Air: {report:?}");
+    assert_eq!(
+        report.on_air_missed, report.on_air_missed_tolerated,
+        "On Air missed within the tolerance: {report:?}"
+    );
+    assert_eq!(report.on_air_duplicates, 0, "On Air twice: {report:?}");
+    assert_eq!(report.off_air_duplicates, 0, "Off Air twice: {report:?}");
+    assert!(report.on_air > 20, "too few starts scored: {report:?}");
+    assert!(
+        report.frame_ends > 10,
+        "too few frame ends scored: {report:?}"
+    );
 }
 
 #[test]
@@ -236,12 +199,7 @@ fn the_daemon_reports_a_time_compressed_listing_without_a_wrong_event() {
     let stopped = now_ms();
     sim.stop();
 
-    score(
-        &json_lines(&events),
-        &json_lines(&truth),
-        started + WARM_UP_MS,
-        stopped,
-    );
+    score(&events, &truth, started + WARM_UP_MS, stopped);
 }
 
 #[test]
@@ -279,8 +237,5 @@ fn a_kill_9_neither_repeats_nor_loses_an_event() {
     // Nothing twice over both runs; every frame end after the restart reported in time, also
     // for broadcasts first seen by the killed run. (The kill itself may delay events by the
     // restart's few hundred milliseconds, well inside the grace.)
-    let events = json_lines(&events);
-    let ids: HashSet<&str> = events.iter().filter_map(|e| e["id"].as_str()).collect();
-    assert!(ids.len() > 18);
-    score(&events, &json_lines(&truth), started + WARM_UP_MS, stopped);
+    score(&events, &truth, started + WARM_UP_MS, stopped);
 }

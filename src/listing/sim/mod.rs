@@ -8,6 +8,7 @@
 //! then the newer id). A read takes time: the page is rendered halfway through it, and may
 //! fail or come back empty.
 
+mod files;
 mod oracle;
 mod scenario;
 mod score;
@@ -19,9 +20,10 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+pub use files::{read_events, read_truth, truth_until};
 pub use oracle::{lower_bound, LowerBound};
 pub use scenario::{Ends, GapBand, Reads, Scenario, Starts, BUILT_IN};
-pub use score::{run, Report};
+pub use score::{run, score, Report, Reported, Truth, Window};
 
 use super::{Listed, Millis, PageView, ReadOutcome, HOUR, MINUTE, SECOND};
 

@@ -2,6 +2,7 @@
 //! against the ground truth.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -38,8 +39,11 @@ pub struct Report {
     pub on_air_p95: f64,
     /// Maximum.
     pub on_air_max: f64,
-    /// Off Air reported while the broadcast was still on air (anywhere in the run).
+    /// Off Air reported while the broadcast was still on air, or of a broadcast the truth
+    /// does not know (anywhere in the run).
     pub false_off_air: usize,
+    /// Off Air reported twice for the same broadcast.
+    pub off_air_duplicates: usize,
     /// Broadcasts that ended at a frame boundary in the window.
     pub frame_ends: usize,
     /// Of them, not reported within the grace.
@@ -56,6 +60,47 @@ pub struct Report {
     pub early_detected: usize,
 }
 
+/// One broadcast as it really was, for the scorer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truth {
+    /// Its listing id.
+    pub id: Arc<str>,
+    /// Its reservation: the sort key.
+    pub key: Millis,
+    /// When it appeared in the listing.
+    pub start: Millis,
+    /// When it left the listing; `None` while still on air.
+    pub end: Option<Millis>,
+    /// How it ended (a broadcast still on air: [`Ending::Frame`] or what is known so far).
+    pub ending: Ending,
+}
+
+/// One event a detector reported, for the scorer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// On Air or Off Air.
+    pub kind: EventKind,
+    /// The broadcast's listing id.
+    pub id: Arc<str>,
+    /// Detection time.
+    pub at: Millis,
+}
+
+/// What is scored, and by which rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Scoring starts here (after the detector's warm-up).
+    pub from: Millis,
+    /// The run ended here.
+    pub until: Millis,
+    /// The listing's frame (the margins before `until` scale with it).
+    pub frame: Millis,
+    /// A frame end must be reported within this.
+    pub grace: Millis,
+    /// A start later than this after the reservation may be missed.
+    pub tolerance: Millis,
+}
+
 /// Runs `strategy` for `span` of virtual time on a world from `scenario` and scores it.
 pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Millis) -> Report {
     let t0 = scenario.virtual_t0();
@@ -64,23 +109,14 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
     let end = t0 + span;
     let mut now = t0;
     let mut reads = Vec::new();
-    let mut on_air: HashMap<u64, Vec<Millis>> = HashMap::new();
-    let mut off_air: HashMap<u64, Millis> = HashMap::new();
-    let mut false_off_air = 0;
+    let mut events = Vec::new();
     loop {
         while let Some(event) = detector.poll_event() {
-            let Some(number) = Broadcast::number_of(&event.item.id) else {
-                continue;
-            };
-            match event.kind {
-                EventKind::OnAir => on_air.entry(number).or_default().push(event.at),
-                EventKind::OffAir => {
-                    if world.broadcast(number).is_some_and(|b| event.at < b.end) {
-                        false_off_air += 1;
-                    }
-                    off_air.entry(number).or_insert(event.at);
-                }
-            }
+            events.push(Reported {
+                kind: event.kind,
+                id: event.item.id,
+                at: event.at,
+            });
         }
         if now >= end {
             break;
@@ -99,14 +135,70 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         now = wake;
         world.advance(now);
     }
+    let truth: Vec<Truth> = world
+        .broadcasts()
+        .iter()
+        .map(|broadcast| Truth {
+            id: Broadcast::id_of(broadcast.number).into(),
+            key: broadcast.key,
+            start: broadcast.start,
+            // The world is generated past the run: every end is known.
+            end: Some(broadcast.end),
+            ending: broadcast.ending,
+        })
+        .collect();
+    let window = Window {
+        from: t0 + (scenario.warmup_minutes * MINUTE as f64) as Millis,
+        until: end,
+        frame: scenario.frame(),
+        grace: params.grace,
+        tolerance: params.tolerance,
+    };
+    score(strategy.name(), &truth, &events, Some(&reads), &window)
+}
 
-    let from = t0 + (scenario.warmup_minutes * MINUTE as f64) as Millis;
+/// Scores `events` against `truth` over `window`; `reads` are the read start times, when
+/// known (the rates are 0 otherwise).
+///
+/// A false Off Air is one reported before the broadcast ended, or of a broadcast the truth
+/// does not know, anywhere in the events. On Air is scored for broadcasts starting in the
+/// window and at least `frame / 15` before its end; Off Air for those ending in it at least
+/// `grace + frame / 30` before its end.
+pub fn score(
+    strategy: &str,
+    truth: &[Truth],
+    events: &[Reported],
+    reads: Option<&[Millis]>,
+    window: &Window,
+) -> Report {
+    let known: HashMap<&str, &Truth> = truth.iter().map(|b| (&*b.id, b)).collect();
+    let mut on_air: HashMap<&str, Vec<Millis>> = HashMap::new();
+    let mut off_air: HashMap<&str, Vec<Millis>> = HashMap::new();
+    let mut false_off_air = 0;
+    for event in events {
+        match event.kind {
+            EventKind::OnAir => on_air.entry(&event.id).or_default().push(event.at),
+            EventKind::OffAir => {
+                let ended = known.get(&*event.id).map(|b| b.end.unwrap_or(Millis::MAX));
+                if ended.is_none_or(|end| event.at < end) {
+                    false_off_air += 1;
+                }
+                off_air.entry(&event.id).or_default().push(event.at);
+            }
+        }
+    }
+    let Window {
+        from,
+        until: end,
+        frame,
+        grace,
+        tolerance,
+    } = *window;
     // Margins before the end, in the listing's own time (a compressed run scales them).
-    let frame = scenario.frame();
     let on_air_to = end - frame / 15;
-    let off_air_to = end - params.grace - frame / 30;
+    let off_air_to = end - grace - frame / 30;
     let mut report = Report {
-        strategy: strategy.name().to_string(),
+        strategy: strategy.to_string(),
         hours: (end - from) as f64 / HOUR as f64,
         reads_per_hour: 0.0,
         reads_worst_hour: 0.0,
@@ -118,6 +210,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         on_air_p95: 0.0,
         on_air_max: 0.0,
         false_off_air,
+        off_air_duplicates: off_air.values().filter(|ats| ats.len() > 1).count(),
         frame_ends: 0,
         slipped: 0,
         off_air_p50: 0.0,
@@ -126,29 +219,30 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         early_ends: 0,
         early_detected: 0,
     };
-    let (per_hour, worst) = read_rates(&reads, from, end);
-    report.reads_per_hour = per_hour;
-    report.reads_worst_hour = worst;
+    if let Some(reads) = reads {
+        (report.reads_per_hour, report.reads_worst_hour) = read_rates(reads, from, end);
+    }
 
     let mut on_latency = Vec::new();
     let mut off_latency = Vec::new();
-    for broadcast in world.broadcasts() {
+    for broadcast in truth {
+        let id = &*broadcast.id;
         if (from..on_air_to).contains(&broadcast.start) {
             report.on_air += 1;
-            match on_air.get(&broadcast.number) {
+            match on_air.get(id) {
                 Some(ats) => on_latency.push(ats[0] - broadcast.start),
                 None => {
                     report.on_air_missed += 1;
-                    if broadcast.start - broadcast.key > params.tolerance {
+                    if broadcast.start - broadcast.key > tolerance {
                         report.on_air_missed_tolerated += 1;
                     }
                 }
             }
         }
-        if !(from..off_air_to).contains(&broadcast.end) {
+        let Some(ended) = broadcast.end.filter(|end| (from..off_air_to).contains(end)) else {
             continue;
-        }
-        let reported = off_air.get(&broadcast.number).copied();
+        };
+        let reported = off_air.get(id).map(|ats| ats[0]);
         match broadcast.ending {
             Ending::Early => {
                 report.early_ends += 1;
@@ -159,16 +253,16 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
             Ending::Frame | Ending::Extended(_) => {
                 report.frame_ends += 1;
                 match reported {
-                    Some(at) if at >= broadcast.end => {
-                        off_latency.push(at - broadcast.end);
-                        if at > broadcast.end + params.grace {
+                    Some(at) if at >= ended => {
+                        off_latency.push(at - ended);
+                        if at > ended + grace {
                             report.slipped += 1;
                         }
                     }
                     // Reported before its end: counted as a false Off Air above.
                     Some(_) => {}
                     // Never reported On Air: counted as a missed On Air, not again here.
-                    None if !on_air.contains_key(&broadcast.number) => {}
+                    None if !on_air.contains_key(id) => {}
                     None => report.slipped += 1,
                 }
             }
