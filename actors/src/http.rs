@@ -27,7 +27,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 
-use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use ferret::discovery::intake::feedback_from_json;
 
 use crate::daemon::Boards;
 use crate::messages::{Envelope, GeneralizeNow, PagesByHittage, Recommendations, RecordFeedback};
@@ -141,35 +141,11 @@ async fn stories(state: web::Data<ApiState>, query: web::Query<StoriesQuery>) ->
     HttpResponse::Ok().json(ranked)
 }
 
-/// The body of `POST /api/feedback`.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FeedbackBody {
-    url: String,
-    kind: String,
-    seconds: Option<f64>,
-    at: Option<String>,
-}
-
-/// Checks a feedback body and makes the event (`at` defaults to `now`).
-fn feedback_event(body: &[u8], now: i64) -> Result<Feedback, String> {
-    let body: FeedbackBody =
-        serde_json::from_slice(body).map_err(|err| format!("bad feedback JSON: {err}"))?;
-    let kind: FeedbackKind = body.kind.parse().map_err(|err| format!("kind: {err}"))?;
-    let at_ms = match &body.at {
-        None => now,
-        Some(at) => chrono::DateTime::parse_from_rfc3339(at)
-            .map_err(|err| format!("at: `{at}` is not an RFC 3339 time ({err})"))?
-            .timestamp_millis(),
-    };
-    Feedback::new(&body.url, kind, body.seconds, at_ms).map_err(|err| err.to_string())
-}
-
 async fn feedback(state: web::Data<ApiState>, body: web::Bytes) -> HttpResponse {
     let routes = &state.boards.discovery;
-    let event = match feedback_event(&body, crate::supervisor::unix_millis()) {
+    let event = match feedback_from_json(&body, crate::supervisor::unix_millis()) {
         Ok(event) => event,
-        Err(message) => return error(StatusCode::BAD_REQUEST, message),
+        Err(err) => return error(StatusCode::BAD_REQUEST, err.to_string()),
     };
     let record = RecordFeedback {
         events: vec![event],

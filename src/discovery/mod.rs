@@ -6,7 +6,8 @@
 //! - [`hittage`] (the Generalizer): how strongly the user likes each page, from visits, dwell
 //!   time, likes and dislikes, decayed with time and propagated over links; lighthouses are the
 //!   pages whose hittage stays high. [`bookmarks`] reads the pages a user likes from a
-//!   browser's bookmarks export or a list of URLs.
+//!   browser's bookmarks export or a list of URLs; [`intake`] reads and checks a feedback
+//!   event sent as JSON (`POST /api/feedback`).
 //! - [`advisor`] (the FerretAdvisor): groups pages by nearest lighthouse, ranks representatives
 //!   and turns their distinctive [`features`] into ferret fingerprints; flushes exhausted ones.
 //! - [`filter`] (the FilterAdvisor and the Filter): per lighthouse, a vector of features with a
@@ -28,6 +29,7 @@ pub mod features;
 pub mod filter;
 pub mod frontier;
 pub mod hittage;
+pub mod intake;
 pub mod page;
 pub mod robots;
 pub mod url;

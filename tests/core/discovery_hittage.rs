@@ -372,3 +372,75 @@ fn lighthouse_lists_differ_by_pages_order_or_a_real_move() {
     assert!(!same_lighthouses(&base, &list(&[("http://a/", 1.0)])));
     assert!(same_lighthouses(&[], &[]));
 }
+
+/// The body of `POST /api/feedback`: an event in normal form, or a typed error that says
+/// what is wrong; an event written back as a body reads as itself.
+#[test]
+fn a_feedback_body_reads_as_an_event_or_a_typed_error() {
+    use ferret::discovery::intake::{feedback_from_json, feedback_to_json, IntakeError};
+
+    let read = |body: &str| feedback_from_json(body.as_bytes(), NOW);
+    let like = read(r#"{"url": "HTTP://A.example:80/x#top", "kind": "like"}"#).unwrap();
+    assert_eq!(
+        like,
+        event("http://a.example/x", FeedbackKind::Like, None, NOW)
+    );
+    let dwell = read(
+        r#"{"url": "https://b.example/", "kind": "dwell", "seconds": 12.5,
+            "at": "2026-01-02T03:04:05.678+01:00"}"#,
+    )
+    .unwrap();
+    assert_eq!(dwell.at_ms, 1_767_319_445_678);
+    assert_eq!(dwell.seconds, Some(12.5));
+    for event in [&like, &dwell] {
+        assert_eq!(read(&feedback_to_json(event).unwrap()).as_ref(), Ok(event));
+    }
+
+    let json = |e: &IntakeError| matches!(e, IntakeError::Json(_));
+    for (body, is, says) in [
+        (
+            "",
+            &json as &dyn Fn(&IntakeError) -> bool,
+            "bad feedback JSON",
+        ),
+        (r#"["not", "an", "object"]"#, &json, "bad feedback JSON"),
+        (
+            r#"{"url": "http://a/", "kind": "like", "why": 1}"#,
+            &json,
+            "unknown field",
+        ),
+        (r#"{"url": "http://a/"}"#, &json, "missing field"),
+        (r#"{"url": 1, "kind": "like"}"#, &json, "invalid type"),
+        (
+            r#"{"url": "http://a/", "kind": "stare"}"#,
+            &|e: &IntakeError| matches!(e, IntakeError::Kind(FeedbackError::UnknownKind(_))),
+            "unknown kind",
+        ),
+        (
+            r#"{"url": "http://a/", "kind": "like", "at": "yesterday"}"#,
+            &|e: &IntakeError| matches!(e, IntakeError::BadTime { .. }),
+            "RFC 3339",
+        ),
+        (
+            r#"{"url": "http://a/", "kind": "dwell"}"#,
+            &|e: &IntakeError| matches!(e, IntakeError::Invalid(FeedbackError::MissingSeconds)),
+            "seconds",
+        ),
+        (
+            r#"{"url": "http://a/", "kind": "like", "seconds": 3}"#,
+            &|e: &IntakeError| {
+                matches!(e, IntakeError::Invalid(FeedbackError::UnexpectedSeconds(_)))
+            },
+            "only goes with kind dwell",
+        ),
+        (
+            r#"{"url": "mailto:x@example.com", "kind": "like"}"#,
+            &|e: &IntakeError| matches!(e, IntakeError::Invalid(FeedbackError::NotHttp { .. })),
+            "http",
+        ),
+    ] {
+        let err = read(body).expect_err(body);
+        assert!(is(&err), "{body} → {err:?}");
+        assert!(err.to_string().contains(says), "{body} → {err}");
+    }
+}
