@@ -19,14 +19,19 @@
 //! - **Head sweeps.** Every `head_interval` it reads page 1, and the next pages (up to
 //!   `head_pages`) as long as the last one showed a broadcast not seen before. The first sweep
 //!   reads the whole list, to fill the book.
-//! - **A budgeted sweep.** A share of the budget (`sweep_share`, plus whatever the others
-//!   leave above `reserve`) walks down the pages below the head without holes
-//!   ([`super::walk`]): mostly the recent region (broadcasts reserved within twice the
-//!   tolerance, where deep insertions appear), one read in eight the rest of the list. It finds
-//!   deep insertions and early ends.
+//! - **A sweep in rounds.** A share of the budget (`sweep_share`, plus whatever the others
+//!   leave above `reserve`) walks down the recent region (broadcasts reserved within 2½ times
+//!   the tolerance, where deep insertions appear and drift down) without holes
+//!   ([`super::walk`]). The share saves up for a whole round and then spends it at the pace of
+//!   reads: a walk down covers only what the list did not drift past it since the page before,
+//!   so a walk paced by the budget (a page every ten seconds or so) repeats a third of each
+//!   page and chases a broadcast inserted just behind it down the list, while a round read in
+//!   one go is close to one snapshot of the region, and what a round missed the next finds
+//!   before it drifts out. After each round, one read in eight walks the rest of the list. The
+//!   sweep finds deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace, the head (never held back more than one
-//! interval), a boundary read whose batch has waited, the sweep.
+//! interval), a sweep round under way, a boundary read whose batch has waited, the sweep.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -104,6 +109,9 @@ struct DueMiss {
 /// One sweep read in this many goes below the recent region.
 const REST_EVERY: u32 = 8;
 
+/// The most pages a round of the recent walk saves up for (its share keeps this many reads).
+const ROUND_MAX: u32 = 48;
+
 /// ferret's strategy; see the module documentation.
 #[derive(Debug)]
 pub struct FerretPager {
@@ -127,8 +135,10 @@ pub struct FerretPager {
     recent_walk: Walk,
     /// The sweep's walk down the rest of the list.
     rest_walk: Walk,
-    /// Sweep reads so far.
-    sweep_reads: u32,
+    /// Whether a round of the recent walk is under way.
+    in_round: bool,
+    /// Reads of the rest of the list owed before the next round.
+    rest_credit: u32,
     /// The last boundary read that did not bracket its broadcast.
     due_miss: Option<DueMiss>,
     /// What the latest read of each page showed.
@@ -154,7 +164,8 @@ impl FerretPager {
             sweep_budget: Budget::with_rate(
                 f64::from(params.budget_per_hour) * params.sweep_share.clamp(0.0, 1.0),
                 &params,
-            ),
+            )
+            .with_burst(ROUND_MAX),
             params,
             book,
             total: None,
@@ -164,7 +175,8 @@ impl FerretPager {
             head_started: Millis::MIN,
             recent_walk: Walk::new(),
             rest_walk: Walk::new(),
-            sweep_reads: 0,
+            in_round: false,
+            rest_credit: 0,
             due_miss: None,
             map: BTreeMap::new(),
             now: Millis::MIN,
@@ -313,24 +325,58 @@ impl FerretPager {
         self.last_page().map_or(page, |last| page.min(last))
     }
 
-    /// The last page of the recent region: the broadcasts reserved within twice the
-    /// tolerance, where deep insertions that must not be missed appear and drift down.
+    /// The last page of the recent region: the broadcasts reserved within 2½ times the
+    /// tolerance, where deep insertions that must not be missed appear and drift down (one
+    /// reserved a tolerance before its start stays in the region for 1½ tolerances, longer
+    /// than a round and the wait for the next).
     fn recent_region_end(&self, now: Millis) -> u32 {
-        self.predict(now - 2 * self.params.tolerance).max(2)
+        self.predict(now - self.params.tolerance * 5 / 2).max(2)
     }
 
-    /// The sweep's next page. It walks the recent region down, and one read in
-    /// [`REST_EVERY`] walks the rest of the list down; both without holes ([`Walk`]).
-    fn next_sweep_page(&mut self, now: Millis) -> (u32, Purpose) {
+    /// Pages in a round of the recent walk (2 to the region's end), as many as the sweep's
+    /// share saves up for.
+    fn round_pages(&self, now: Millis) -> u32 {
+        (self.recent_region_end(now) - 1).clamp(1, ROUND_MAX)
+    }
+
+    /// Reads the sweep's share keeps back now: between rounds, all but one of the next
+    /// round's, so that a round starts only once its share can pay for every page of it.
+    fn sweep_keep(&self, now: Millis) -> u32 {
+        if self.in_round || self.rest_credit > 0 {
+            0
+        } else {
+            self.round_pages(now) - 1
+        }
+    }
+
+    /// The sweep's next page, if its share (or, `borrowed`, the main budget's surplus) pays
+    /// for one now.
+    ///
+    /// The recent region is walked down in rounds (see the module documentation); after each
+    /// round, one read in [`REST_EVERY`] walks the rest of the list down.
+    fn sweep_read(&mut self, now: Millis, borrowed: bool) -> Option<(u32, Purpose)> {
+        self.total?;
         let recent_end = self.recent_region_end(now);
         let last = self.last_page().unwrap_or(recent_end).max(recent_end);
-        self.sweep_reads += 1;
-        if self.sweep_reads % REST_EVERY == 0 && last > recent_end {
+        if self.in_round && self.recent_walk.past(recent_end) {
+            self.in_round = false;
+            self.rest_credit += (recent_end - 1) / (REST_EVERY - 1);
+        }
+        if !self.in_round && (self.rest_credit > 0 || borrowed) && last > recent_end {
+            self.rest_credit = self.rest_credit.saturating_sub(1);
             let page = self.rest_walk.page(recent_end + 1, last);
-            return (page, Purpose::Sweep(Region::Rest));
+            return Some((page, Purpose::Sweep(Region::Rest)));
+        }
+        if !self.in_round {
+            if !borrowed && !self.sweep_budget.allows(now, self.round_pages(now) - 1) {
+                return None;
+            }
+            self.in_round = true;
+            self.rest_credit = 0;
+            self.recent_walk.restart();
         }
         let page = self.recent_walk.page(2, recent_end);
-        (page, Purpose::Sweep(Region::Recent))
+        Some((page, Purpose::Sweep(Region::Recent)))
     }
 
     /// When the next boundary read becomes worth making.
@@ -368,13 +414,21 @@ impl FerretPager {
                 self.head_started = now;
                 return Some((1, Purpose::Head(1)));
             }
+        }
+        // A round under way goes on at the pace of reads.
+        if self.in_round && self.sweep_budget.allows(now, 0) {
+            if let Some(read) = self.sweep_read(now, false) {
+                return Some(read);
+            }
+        }
+        if self.budget.allows(now, 0) {
             if let Some(read) = self.boundary_read(now, false) {
                 return Some(read);
             }
         }
         if !self.sweep_budget.allows(now, 0) {
-            if self.budget.allows(now, self.params.reserve) && self.total.is_some() {
-                return Some(self.next_sweep_page(now));
+            if self.budget.allows(now, self.params.reserve) {
+                return self.sweep_read(now, true);
             }
             return None;
         }
@@ -383,7 +437,7 @@ impl FerretPager {
         if let Some(read) = self.boundary_read(now, true) {
             return Some(read);
         }
-        self.total.map(|_| self.next_sweep_page(now))
+        self.sweep_read(now, false)
     }
 
     /// Counts the entries not past a frame boundary: those past one have most likely ended.
@@ -523,8 +577,22 @@ impl Pager for FerretPager {
                 }
             }
             Purpose::Due(id) => self.after_due_read(id, page, now, first, last),
-            Purpose::Sweep(Region::Recent) => self.recent_walk.handle(&view),
-            Purpose::Sweep(Region::Rest) => self.rest_walk.handle(&view),
+            Purpose::Sweep(region) => {
+                // In the recent region, a gap between two pages read in quick succession
+                // hides a broadcast only if one sat at the boundary while something above
+                // ended: a known one the book shows; an unknown one (a deep insertion) the
+                // next round finds. The rest of the list, read one page at a time far apart
+                // and pulled up by frame ends, reads every gap again.
+                match region {
+                    Region::Recent => {
+                        let book = &self.book;
+                        self.recent_walk.handle(&view, |newest, reached| {
+                            book.between(newest, reached).next().is_some()
+                        });
+                    }
+                    Region::Rest => self.rest_walk.handle(&view, |_, _| true),
+                }
+            }
             Purpose::EndCheck => {}
         }
         self.book.forget_gone_before(now - 12 * HOUR);
@@ -540,9 +608,10 @@ impl Pager for FerretPager {
         }
         let any = self.budget.ready_at(Millis::MIN, 0);
         let mut wake = if self.total.is_some() {
-            self.budget
-                .ready_at(Millis::MIN, self.params.reserve)
-                .min(self.sweep_budget.ready_at(Millis::MIN, 0))
+            self.budget.ready_at(Millis::MIN, self.params.reserve).min(
+                self.sweep_budget
+                    .ready_at(Millis::MIN, self.sweep_keep(self.now)),
+            )
         } else {
             Millis::MAX
         };

@@ -190,7 +190,7 @@ impl Default for Params {
             head_pages: 2,
             settle: 5 * SECOND,
             batch_wait: 60 * SECOND,
-            sweep_share: 0.45,
+            sweep_share: 0.3,
             reserve: 3,
             burst: 8,
         }
@@ -293,6 +293,12 @@ impl Budget {
             min_interval: params.min_interval,
             last_read: None,
         }
+    }
+
+    /// The same bucket keeping up to `burst` reads.
+    pub(crate) fn with_burst(mut self, burst: u32) -> Budget {
+        self.burst = Millis::from(burst.max(1));
+        self
     }
 
     /// Records a read started at `now` paid from another bucket (for the minimum interval).
