@@ -77,6 +77,15 @@ impl EndCheck {
     }
 }
 
+/// Which budget pays for a read.
+#[derive(Debug, Clone, Copy)]
+enum Payer {
+    /// Head and boundary reads, and the sweep reads their surplus pays for.
+    Main,
+    /// The sweep's share (and the late boundary reads that borrow it).
+    Sweep,
+}
+
 /// The sweep's regions.
 #[derive(Debug, Clone, Copy)]
 enum Region {
@@ -110,7 +119,7 @@ struct DueMiss {
 const REST_EVERY: u32 = 8;
 
 /// The most pages a round of the recent walk saves up for (its share keeps this many reads).
-const ROUND_MAX: u32 = 48;
+const ROUND_MAX: u32 = 96;
 
 /// ferret's strategy; see the module documentation.
 #[derive(Debug)]
@@ -390,12 +399,15 @@ impl FerretPager {
         Some(due + self.params.settle.max(wait))
     }
 
-    /// The next read, by priority: a boundary read late enough to threaten the grace, the
-    /// head sweep, a boundary read whose batch is full or has waited enough, the sweep.
-    fn choose(&mut self, now: Millis) -> Option<(u32, Purpose)> {
+    /// The next read and the budget that pays for it, by priority: a boundary read late
+    /// enough to threaten the grace, the head sweep, a sweep round under way, a boundary read
+    /// whose batch is full or has waited enough, the sweep.
+    fn choose(&mut self, now: Millis) -> Option<(u32, Purpose, Payer)> {
+        let main = |read: (u32, Purpose)| (read.0, read.1, Payer::Main);
+        let sweep = |read: (u32, Purpose)| (read.0, read.1, Payer::Sweep);
         if let Some(check) = self.end_check.as_ref() {
             if self.budget.allows(now, 0) {
-                return Some((check.page(), Purpose::EndCheck));
+                return Some(main((check.page(), Purpose::EndCheck)));
             }
         }
         if self.budget.allows(now, 0) {
@@ -404,40 +416,43 @@ impl FerretPager {
                 self.head_page.is_none() && now >= self.head_at + self.params.head_interval;
             if !head_late {
                 if let Some(read) = self.boundary_read(now, true) {
-                    return Some(read);
+                    return Some(main(read));
                 }
             }
             if let Some(page) = self.head_page {
-                return Some((page, Purpose::Head(page)));
+                return Some(main((page, Purpose::Head(page))));
             }
             if now >= self.head_at {
                 self.head_started = now;
-                return Some((1, Purpose::Head(1)));
+                return Some(main((1, Purpose::Head(1))));
             }
         }
         // A round under way goes on at the pace of reads.
         if self.in_round && self.sweep_budget.allows(now, 0) {
             if let Some(read) = self.sweep_read(now, false) {
-                return Some(read);
+                return Some(sweep(read));
             }
         }
         if self.budget.allows(now, 0) {
             if let Some(read) = self.boundary_read(now, false) {
-                return Some(read);
+                return Some(main(read));
             }
         }
-        if !self.sweep_budget.allows(now, 0) {
-            if self.budget.allows(now, self.params.reserve) {
-                return self.sweep_read(now, true);
+        if self.sweep_budget.allows(now, 0) {
+            // The sweep's share; a late boundary read borrows it first (correctness before
+            // coverage when the budget is short).
+            if let Some(read) = self.boundary_read(now, true) {
+                return Some(sweep(read));
             }
-            return None;
+            if let Some(read) = self.sweep_read(now, false) {
+                return Some(sweep(read));
+            }
         }
-        // The sweep's share; a late boundary read borrows it first (correctness before
-        // coverage when the budget is short).
-        if let Some(read) = self.boundary_read(now, true) {
-            return Some(read);
+        // What head and boundary reads leave above `reserve` goes to the sweep as well.
+        if self.budget.allows(now, self.params.reserve) {
+            return self.sweep_read(now, true).map(main);
         }
-        self.sweep_read(now, false)
+        None
     }
 
     /// Counts the entries not past a frame boundary: those past one have most likely ended.
@@ -495,17 +510,13 @@ impl Pager for FerretPager {
         if self.requested.is_some() {
             return None;
         }
-        let (page, purpose) = self.choose(now)?;
-        // Head and boundary reads are paid from the main budget when it allows them; the
-        // sweep, and whatever the main budget could not pay, from the sweep's share.
-        let main_pays = !matches!(purpose, Purpose::Sweep(_)) && self.budget.allows(now, 0);
-        if main_pays || !self.sweep_budget.allows(now, 0) {
-            self.budget.take(now);
-            self.sweep_budget.note(now);
-        } else {
-            self.sweep_budget.take(now);
-            self.budget.note(now);
-        }
+        let (page, purpose, payer) = self.choose(now)?;
+        let (pays, notes) = match payer {
+            Payer::Main => (&mut self.budget, &mut self.sweep_budget),
+            Payer::Sweep => (&mut self.sweep_budget, &mut self.budget),
+        };
+        pays.take(now);
+        notes.note(now);
         self.requested = Some((page, purpose, now));
         Some(page)
     }
