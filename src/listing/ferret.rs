@@ -216,18 +216,26 @@ impl FerretPager {
     fn boundary_read(&self, now: Millis, urgent: bool) -> Option<(u32, Purpose)> {
         let (entry, due) = self.most_overdue(now)?;
         let waited = now - due;
-        let id = entry.item.id.clone();
-        // After a miss, walk from the missed page towards the key; else trust the book.
-        let page = match self.due_miss.as_ref().filter(|miss| miss.id == id) {
-            Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
-            None => self.predict(entry.item.key),
-        };
+        let page = self.due_page(entry);
         let ready = if urgent {
             waited >= self.params.grace / 2
         } else {
             waited >= self.batch_wait(page, entry.item.key)
         };
-        ready.then_some((page, Purpose::Due(id)))
+        ready.then_some((page, Purpose::Due(entry.item.id.clone())))
+    }
+
+    /// The page to read for a due broadcast: after a miss, a step from the missed page
+    /// towards its key; else the page the book predicts.
+    fn due_page(&self, entry: &BookEntry) -> u32 {
+        match self
+            .due_miss
+            .as_ref()
+            .filter(|miss| miss.id == entry.item.id)
+        {
+            Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
+            None => self.predict(entry.item.key),
+        }
     }
 
     /// How long the oldest due broadcast, at `key` on `page`, waits for its neighbours: until
@@ -371,7 +379,7 @@ impl FerretPager {
             self.in_round = false;
             self.rest_credit += (recent_end - 1) / (REST_EVERY - 1);
         }
-        if !self.in_round && (self.rest_credit > 0 || borrowed) && last > recent_end {
+        if !self.in_round && self.rest_credit > 0 && last > recent_end {
             self.rest_credit = self.rest_credit.saturating_sub(1);
             let page = self.rest_walk.page(recent_end + 1, last);
             return Some((page, Purpose::Sweep(Region::Rest)));
@@ -395,7 +403,8 @@ impl FerretPager {
             .entries()
             .map(|entry| (entry, self.due(entry)))
             .min_by_key(|(entry, due)| (*due, entry.item.key))?;
-        let wait = self.batch_wait(self.predict(entry.item.key), entry.item.key);
+        // The page the read will aim at, so that the wake and the read agree.
+        let wait = self.batch_wait(self.due_page(entry), entry.item.key);
         Some(due + self.params.settle.max(wait))
     }
 
