@@ -1439,3 +1439,41 @@ fn score_counts_every_broken_rule() {
     assert_eq!(report.on_air_max, 3.0);
     assert_eq!((report.off_air_p50, report.off_air_max), (10.0, 360.0));
 }
+
+/// Whenever the ferret detector has no read to make, its timeout lies in the future: a wake
+/// it would answer with no read (the boundary wake once aimed at another page than the
+/// boundary read) spins the daemon's timer in a tight loop.
+#[test]
+fn ferret_never_wakes_for_a_read_it_will_not_make() {
+    let scenario = Scenario::built_in("peak2011").unwrap();
+    let params = Params {
+        per_page: scenario.per_page,
+        budget_per_hour: 3_600,
+        ..Params::for_frame(scenario.frame())
+    };
+    let t0 = scenario.virtual_t0();
+    let end = t0 + 90 * MINUTE;
+    let mut world = World::new(&scenario, t0, 100 * MINUTE);
+    let mut detector = pager(Strategy::Ferret, params, Book::new());
+    let (mut now, mut reads, mut spins) = (t0, 0, 0);
+    while now < end {
+        while detector.poll_event().is_some() {}
+        if let Some(page) = detector.poll_read(now) {
+            let (outcome, done) = world.read(page, now);
+            now = done;
+            detector.handle_read(now, outcome);
+            reads += 1;
+            continue;
+        }
+        let wake = detector
+            .poll_timeout()
+            .expect("a ferret detector always has a timeout");
+        if wake <= now {
+            spins += 1;
+        }
+        now = wake.max(now + 1);
+        world.advance(now);
+    }
+    assert!(reads > 1_000, "{reads} reads");
+    assert_eq!(spins, 0, "wakes without a read");
+}
