@@ -22,6 +22,12 @@ pub struct OnAirBenchArgs {
     /// Seed of the world, instead of the scenario's.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run the listing K times faster, as `sim-listing --time-scale K` serves it (every
+    /// duration divided by K, the rates and the budget multiplied; the `pubDate`s keep whole
+    /// seconds, so K items share a key where one did); figures are given back in the real
+    /// listing's time.
+    #[arg(long, default_value_t = 1)]
+    pub time_scale: u32,
     /// Print the reports as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -60,17 +66,24 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         span as f64 > scenario.warmup_minutes * 60_000.0 + 10.0 * 60_000.0,
         "--hours must exceed the scenario's warm-up by at least 10 minutes"
     );
+    anyhow::ensure!(
+        (1..=1_000).contains(&args.time_scale),
+        "--time-scale must lie in 1..=1000"
+    );
+    let scale = args.time_scale;
+    let listing = scenario.compressed(f64::from(scale));
     let params = Params {
         per_page: scenario.per_page,
-        budget_per_hour: args.budget,
-        ..Params::for_frame(scenario.frame())
+        budget_per_hour: args.budget.saturating_mul(scale),
+        ..Params::for_frame(listing.frame())
     };
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL
             .iter()
             .map(|&strategy| {
-                let (params, scenario) = (&params, &scenario);
-                scope.spawn(move || sim::run(strategy, params, scenario, span))
+                let (params, listing) = (&params, &listing);
+                let span = span / Millis::from(scale);
+                scope.spawn(move || sim::run(strategy, params, listing, span).scaled(scale))
             })
             .collect();
         handles
@@ -86,6 +99,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "seed": scenario.seed,
             "hours": args.hours,
             "budget": args.budget,
+            "time_scale": scale,
             "strategies": reports,
             "lower_bound": bound,
         });
@@ -93,14 +107,19 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "ferret bench onair: scenario {} (seed {}), {} h virtual ({} min warm-up not scored), budget {} reads/h, tolerance {} s, grace {} s",
+        "ferret bench onair: scenario {} (seed {}), {} h virtual ({} min warm-up not scored), budget {} reads/h, tolerance {} s, grace {} s{}",
         scenario.name,
         scenario.seed,
         args.hours,
         scenario.warmup_minutes,
         args.budget,
-        params.tolerance / SECOND,
-        params.grace / SECOND,
+        params.tolerance * Millis::from(scale) / SECOND,
+        params.grace * Millis::from(scale) / SECOND,
+        if scale > 1 {
+            format!(", run {scale} times faster (figures in real time)")
+        } else {
+            String::new()
+        },
     );
     print_table(&reports, Some(&bound));
     Ok(())

@@ -1162,12 +1162,17 @@ fn check_compression(span: Millis) {
     assert_eq!(fast.on_air_duplicates, 0, "{fast:#?}");
     assert!(fast.on_air > 0, "nothing scored On Air: {fast:#?}");
     assert!(fast.frame_ends > 0, "no frame end scored: {fast:#?}");
-    let (real_p50, fast_p50) = (real.on_air_p50, fast.on_air_p50 * 20.0);
+    let back = fast.clone().scaled(20);
+    assert_eq!(back.on_air_p95, fast.on_air_p95 * 20.0);
+    assert_eq!(back.off_air_max, fast.off_air_max * 20.0);
+    assert_eq!(back.reads_per_hour, fast.reads_per_hour / 20.0);
+    assert_eq!(back.hours, fast.hours * 20.0);
+    let (real_p50, fast_p50) = (real.on_air_p50, back.on_air_p50);
     assert!(
         real_p50 / 2.0 <= fast_p50 && fast_p50 <= real_p50 * 2.0,
         "On Air p50: real time {real_p50} s, compressed ×20 {fast_p50} s\n{real:#?}\n{fast:#?}"
     );
-    let (real_off, fast_off) = (real.off_air_p50, fast.off_air_p50 * 20.0);
+    let (real_off, fast_off) = (real.off_air_p50, back.off_air_p50);
     assert!(
         real_off / 2.0 <= fast_off && fast_off <= real_off * 2.0,
         "Off Air p50: real time {real_off} s, compressed ×20 {fast_off} s"

@@ -60,6 +60,28 @@ pub struct Report {
     pub early_detected: usize,
 }
 
+impl Report {
+    /// The report of a run `factor` times faster than real time, in the real listing's time:
+    /// durations multiplied, rates divided.
+    pub fn scaled(mut self, factor: u32) -> Report {
+        let factor = f64::from(factor.max(1));
+        self.hours *= factor;
+        self.reads_per_hour /= factor;
+        self.reads_worst_hour /= factor;
+        for latency in [
+            &mut self.on_air_p50,
+            &mut self.on_air_p95,
+            &mut self.on_air_max,
+            &mut self.off_air_p50,
+            &mut self.off_air_p95,
+            &mut self.off_air_max,
+        ] {
+            *latency *= factor;
+        }
+        self
+    }
+}
+
 /// One broadcast as it really was, for the scorer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truth {
