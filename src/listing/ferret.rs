@@ -89,7 +89,7 @@ enum Payer {
 /// The sweep's regions.
 #[derive(Debug, Clone, Copy)]
 enum Region {
-    /// Broadcasts reserved within twice the tolerance.
+    /// Broadcasts reserved within 2½ times the tolerance.
     Recent,
     /// The rest of the list.
     Rest,
