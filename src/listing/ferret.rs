@@ -380,7 +380,7 @@ impl FerretPager {
             self.rest_credit += (recent_end - 1) / (REST_EVERY - 1);
         }
         if !self.in_round && self.rest_credit > 0 && last > recent_end {
-            self.rest_credit = self.rest_credit.saturating_sub(1);
+            self.rest_credit -= 1;
             let page = self.rest_walk.page(recent_end + 1, last);
             return Some((page, Purpose::Sweep(Region::Rest)));
         }
