@@ -189,6 +189,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
                 fetch: pools.ferret.route(),
                 map: pools.mapmaker.route(),
                 flush: pools.mapmaker.route(),
+                subscribe: pools.generalizer.route(),
                 mapmakers: pools.mapmaker.len(),
                 cache: page_cache.clone(),
             };

@@ -21,6 +21,11 @@
 //! (accepted pages with their features and links), the feedback, every URL fetched (not
 //! fetched again), the fingerprints in use and the representatives' history of the last round
 //! saved.
+//!
+//! **Lighthouses.** The loop's lighthouses are the Generalizer's ([`crate::generalizer`]):
+//! instance 0 subscribes to them at start ([`SubscribeLighthouses`]) and each round begins with
+//! the last set published, handed to the engine ([`Engine::set_lighthouses`]); until the first
+//! arrives the engine picks its own.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,10 +43,10 @@ use tracing::{info, warn, Instrument as _};
 
 use crate::discover::{drive, engine_params, Done};
 use crate::ferret_crawler::{CachedPage, PageCache};
-use crate::instance::{Cx, Instance, RoleActor};
+use crate::instance::{Cx, Handle, Instance, RoleActor};
 use crate::messages::{
-    Envelope, FeedbackAfter, FetchPage, FetchedSince, FlushMap, LoadAccepted, LoadDiscoveryState,
-    LoadFetched, MapPage, SaveDiscoveryState,
+    Envelope, FeedbackAfter, FetchPage, FetchedSince, FlushMap, LighthousesChanged, LoadAccepted,
+    LoadDiscoveryState, LoadFetched, MapPage, SaveDiscoveryState, SubscribeLighthouses,
 };
 use crate::pool::Route;
 use crate::storage::{DiscoveryState, FingerprintState};
@@ -65,6 +70,8 @@ pub struct DiscoverySnapshot {
     pub ferret: Vec<FerretFingerprint>,
     /// The filter fingerprints.
     pub filters: Vec<FilterFingerprint>,
+    /// The lighthouses the fingerprints are made from, highest hittage first.
+    pub lighthouses: Vec<String>,
     /// The loop's counts since the daemon started.
     pub counts: EngineCounts,
     /// Rounds run.
@@ -94,6 +101,7 @@ impl DiscoveryBoard {
                     ..f.clone()
                 })
                 .collect(),
+            lighthouses: engine.lighthouses().to_vec(),
             counts: engine.counts(),
             rounds,
         };
@@ -126,6 +134,8 @@ pub struct Wiring {
     pub map: Route<MapPage>,
     /// See `map`.
     pub flush: Route<FlushMap>,
+    /// The Generalizer, for its lighthouses.
+    pub subscribe: Route<SubscribeLighthouses>,
     /// How many Mapmakers there are.
     pub mapmakers: usize,
     /// The cache of every page fetched, shared with the Ferrets (which add each page) and the
@@ -136,12 +146,20 @@ pub struct Wiring {
 /// One instance of the FerretAdvisor pool. See the module docs.
 pub struct FerretAdvisor {
     wiring: Wiring,
+    /// The lighthouses last published and not yet taken by the loop.
+    lighthouses: Published,
 }
+
+/// The Generalizer's last lighthouses, from the instance's mailbox to its loop.
+type Published = Arc<Mutex<Option<Vec<(String, f64)>>>>;
 
 impl FerretAdvisor {
     /// An instance.
     pub fn new(wiring: Wiring) -> FerretAdvisor {
-        FerretAdvisor { wiring }
+        FerretAdvisor {
+            wiring,
+            lighthouses: Published::default(),
+        }
     }
 }
 
@@ -152,7 +170,15 @@ impl RoleActor for FerretAdvisor {
         if cx.instance() != 0 || !self.wiring.settings.discovery.crawl.enabled {
             return;
         }
-        let task = run_loop(self.wiring.clone());
+        let subscriber = cx
+            .ctx()
+            .address()
+            .recipient::<Envelope<LighthousesChanged>>();
+        let subscribe = cx.envelope(SubscribeLighthouses { subscriber });
+        if let Err(err) = self.wiring.subscribe.do_send(subscribe) {
+            warn!(error = %err, "Could not subscribe to the lighthouses.");
+        }
+        let task = run_loop(self.wiring.clone(), self.lighthouses.clone());
         // Tied to the instance: a restarted instance starts a fresh loop from the store.
         cx.ctx()
             .spawn(actix::fut::wrap_future::<_, Instance<FerretAdvisor>>(
@@ -161,7 +187,15 @@ impl RoleActor for FerretAdvisor {
     }
 }
 
-async fn run_loop(wiring: Wiring) {
+impl Handle<LighthousesChanged> for FerretAdvisor {
+    type Reply = ();
+
+    fn handle(&mut self, msg: LighthousesChanged, _: &mut Cx<'_, Self>) {
+        *self.lighthouses.lock().unwrap_or_else(|e| e.into_inner()) = Some(msg.lighthouses);
+    }
+}
+
+async fn run_loop(wiring: Wiring, lighthouses: Published) {
     let settings = &wiring.settings;
     let crawl = &settings.discovery.crawl;
     let mut engine = Engine::new(engine_params(settings, crawl));
@@ -179,6 +213,10 @@ async fn run_loop(wiring: Wiring) {
     let mut allowance = per_hour.min(ROUND) as f64;
     let mut last = std::time::Instant::now();
     loop {
+        let published = lighthouses.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(published) = published {
+            engine.set_lighthouses(&published);
+        }
         match new_feedback(&wiring.feedback_after, &mut seen_feedback).await {
             Ok(feedback) => {
                 for event in feedback {

@@ -70,10 +70,22 @@ impl LighthouseBoard {
         state.subscribers.push(subscriber);
     }
 
-    /// Takes `latest` as the last published, without telling anyone, unless the board has
-    /// some already (a restarted instance resuming from the store).
+    /// Takes `latest` as the last published, unless the board has some already (a restarted
+    /// instance resuming from the store). A board that had none tells its subscribers, who have
+    /// heard nothing yet (they subscribed before the store was read, at start-up).
     fn resume(&self, latest: LighthousesChanged) {
-        self.lock().latest.get_or_insert(latest);
+        let mut state = self.lock();
+        if state.latest.is_some() {
+            return;
+        }
+        state.subscribers.retain(|subscriber| {
+            let alive = subscriber.connected();
+            if alive {
+                subscriber.do_send(Envelope::new(latest.clone()));
+            }
+            alive
+        });
+        state.latest = Some(latest);
     }
 
     /// Publishes `changed` to every live subscriber if its lighthouses differ from the last

@@ -252,6 +252,9 @@ pub struct Engine {
     lighthouses: Lighthouses,
     /// The current lighthouses.
     lights: Vec<String>,
+    /// The lighthouses come from outside ([`Engine::set_lighthouses`]), not from the
+    /// engine's own computation.
+    external_lights: bool,
     advisor: FerretAdvisor,
     filters: FilterBank,
     frontier: Frontier,
@@ -302,6 +305,7 @@ impl Engine {
             hittage: FxHashMap::default(),
             lighthouses: Lighthouses::new(&params.hittage),
             lights: Vec::new(),
+            external_lights: false,
             advisor: FerretAdvisor::new(params.advisor.clone()),
             filters: FilterBank::new(params.filter.clone()),
             frontier: Frontier::new(params.frontier.clone()),
@@ -531,6 +535,20 @@ impl Engine {
             flushed: self.advisor.flushed(),
             ..self.counts
         }
+    }
+
+    /// Takes `lighthouses` (URLs with their hittage, as the daemon's Generalizer publishes
+    /// them) as the lighthouses from now on: the fingerprints and filters are made from them
+    /// at the next rebuild, and the engine no longer picks lighthouses of its own (it still
+    /// computes hittage over its map, for the representatives and the fetch priorities).
+    pub fn set_lighthouses(&mut self, lighthouses: &[(String, f64)]) {
+        self.external_lights = true;
+        self.lights = lighthouses.iter().map(|(url, _)| url.clone()).collect();
+    }
+
+    /// The current lighthouses, highest hittage first.
+    pub fn lighthouses(&self) -> &[String] {
+        &self.lights
     }
 
     /// The filters.
@@ -780,7 +798,8 @@ fn ensure(page: &mut CachedPage, kind: FeatureKind, analyzer: &Analyzer, stats: 
 }
 
 impl Engine {
-    /// Recomputes hittage and lighthouses (the Generalizer), then the fingerprints (the
+    /// Recomputes hittage and lighthouses (the Generalizer; the lighthouses only unless they
+    /// come from outside, see [`Engine::set_lighthouses`]), then the fingerprints (the
     /// advisors).
     /// With `explore` (nothing can be fetched now, and nothing is on its way), also broadens
     /// beyond the map. Returns how many ferret fingerprints it made.
@@ -806,11 +825,13 @@ impl Engine {
             &self.params.hittage,
             &mut self.lighthouses,
         );
-        self.lights = computation
-            .lighthouses
-            .into_iter()
-            .map(|(url, _)| url)
-            .collect();
+        if !self.external_lights {
+            self.lights = computation
+                .lighthouses
+                .into_iter()
+                .map(|(url, _)| url)
+                .collect();
+        }
         self.hittage = computation.hittage.into_iter().collect();
         // Too few pages to sample from yet, unless nothing more is coming (a loop resumed
         // from a small store).

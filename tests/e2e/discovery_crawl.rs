@@ -221,3 +221,58 @@ fn the_daemon_crawls_from_a_like_and_resumes_after_kill_9_without_fetching_again
         page.filter(|p| p.approved).map(|_| ())
     });
 }
+
+#[test]
+fn the_daemons_loop_takes_its_lighthouses_from_the_generalizer() {
+    // Visits alone (no like: the loop fetches nothing): a page becomes a lighthouse only by the
+    // consistency rule, high in 3 of the last 5 computations. The Generalizer computes every
+    // second and resumes its memory from the store after a restart; the engine's own
+    // computation (once a round, every 5 s when idle) would start from nothing again.
+    let daemon = Daemon::start_with(
+        false,
+        "",
+        "",
+        "\n[discovery]\ngeneralize_interval_secs = 1\n",
+    );
+    let visited = "http://visited.example/page";
+    let visit = json!({"url": visited, "kind": "visit"});
+    let response = reqwest::blocking::Client::new()
+        .post(format!("{}/api/feedback", daemon.base))
+        .json(&visit)
+        .send()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 202);
+    let published = |daemon: &Daemon| -> Vec<Value> {
+        let published: Value = daemon.get("/api/lighthouses").json().unwrap();
+        published["lighthouses"]
+            .as_array()
+            .map(|l| l.iter().map(|pair| pair[0].clone()).collect())
+            .unwrap_or_default()
+    };
+    eventually_blocking(
+        Duration::from_secs(30),
+        "the visited page a lighthouse",
+        || (published(&daemon) == vec![json!(visited)]).then_some(()),
+    );
+    let daemon = Daemon::restart(daemon);
+    let prints = eventually_blocking(
+        Duration::from_secs(30),
+        "the loop's first round after the restart",
+        || {
+            let prints: Value = daemon.get("/api/fingerprints").json().unwrap();
+            (prints["rounds"].as_u64().unwrap_or(0) >= 1).then_some(prints)
+        },
+    );
+    // The first round may begin before the Generalizer has read the store; the second not.
+    let prints = if prints["lighthouses"] == json!([visited]) {
+        prints
+    } else {
+        eventually_blocking(Duration::from_secs(30), "the loop's second round", || {
+            let prints: Value = daemon.get("/api/fingerprints").json().unwrap();
+            (prints["rounds"].as_u64().unwrap_or(0) >= 2).then_some(prints)
+        })
+    };
+    assert!(prints["rounds"].as_u64().unwrap() <= 2, "{prints}");
+    assert_eq!(prints["lighthouses"], json!([visited]), "{prints}");
+    assert_eq!(published(&daemon), vec![json!(visited)]);
+}
