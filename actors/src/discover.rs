@@ -384,7 +384,12 @@ where
             continue;
         };
         match done {
-            Done::Robots { host, outcome } => engine.handle_robots(&host, outcome, now()),
+            Done::Robots { host, outcome } => {
+                if matches!(outcome, RobotsOutcome::Refused) {
+                    tracing::info!(%host, "Host refused by the address policy; its URLs are dropped.");
+                }
+                engine.handle_robots(&host, outcome, now());
+            }
             Done::Page { url, result } => match result {
                 Ok(page) => {
                     fetched.push(url.to_string());

@@ -23,7 +23,7 @@ use crate::http_client::chain;
 use ferret::config::FetchSettings;
 use ferret::discovery::page::is_html;
 use ferret::discovery::robots::{RobotsOutcome, MAX_ROBOTS_BYTES};
-use ferret::discovery::url::{normalize, AddressPolicy};
+use ferret::discovery::url::{host_key, normalize, AddressPolicy};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use reqwest::redirect::Policy;
@@ -336,14 +336,23 @@ impl PageFetcher {
 
     /// Fetches a robots.txt (the URL of a
     /// [`FetchOrder::Robots`](ferret::discovery::frontier::FetchOrder)) and says what it means
-    /// (RFC 9309): rules for our agent, unavailable (4xx), or unreachable (5xx, failure).
+    /// (RFC 9309): rules for our agent, unavailable (4xx), unreachable (5xx, failure), or
+    /// refused (the address policy refuses the host).
     /// Bodies past 500 KiB are cut there, not refused.
     pub async fn fetch_robots(&self, robots_url: &Url) -> RobotsOutcome {
-        let Ok((mut response, _, _)) = self
+        let mut response = match self
             .follow(robots_url, self.config.max_redirects.max(5))
             .await
-        else {
-            return RobotsOutcome::Unreachable;
+        {
+            Ok((response, _, _)) => response,
+            // The host itself is refused by the address policy: for good, not "try later".
+            // (A redirect to a refused host elsewhere is only this answer's failure.)
+            Err(PageFetchError::AddressRefused { url, .. })
+                if host_key(&url) == host_key(robots_url) =>
+            {
+                return RobotsOutcome::Refused;
+            }
+            Err(_) => return RobotsOutcome::Unreachable,
         };
         let status = response.status().as_u16();
         let mut body = Vec::new();

@@ -17,7 +17,10 @@
 //!   that would pick one of them gives a [`FetchOrder::Robots`] instead (one per host). The
 //!   rules are kept `robots_ttl_ms`, then fetched again. An unreachable robots.txt (5xx, no
 //!   answer) holds the host's URLs for `robots_retry_ms` and is then fetched again
-//!   (RFC 9309 §2.3.1.4). Disallowed URLs are dropped and counted.
+//!   (RFC 9309 §2.3.1.4). Disallowed URLs are dropped and counted. A host refused by the
+//!   address policy ([`RobotsOutcome::Refused`]) is refused for good: its queued URLs are
+//!   dropped, later pushes refused (both counted in `address_refused`), and it is never asked
+//!   again.
 //!
 //! # Cost
 //!
@@ -123,6 +126,9 @@ pub struct FrontierStats {
     pub unsupported: u64,
     /// Dropped (at `push` or when their turn came): robots.txt disallows them.
     pub robots_disallowed: u64,
+    /// Dropped (queued when the host was refused, or refused by `push` later): the host is
+    /// refused by the address policy.
+    pub address_refused: u64,
     /// Page orders given.
     pub page_orders: u64,
     /// robots.txt orders given.
@@ -133,12 +139,15 @@ pub struct FrontierStats {
     pub failed: u64,
     /// See `done`.
     pub throttled: u64,
-    /// robots.txt outcomes: found (2xx), unavailable (4xx), unreachable (5xx, failure).
+    /// robots.txt outcomes: found (2xx), unavailable (4xx), unreachable (5xx, failure),
+    /// refused (the address policy refuses the host).
     pub robots_found: u64,
     /// See `robots_found`.
     pub robots_unavailable: u64,
     /// See `robots_found`.
     pub robots_unreachable: u64,
+    /// See `robots_found`.
+    pub robots_refused: u64,
     /// Reports for requests the frontier did not order (ignored).
     pub unexpected_reports: u64,
 }
@@ -211,6 +220,8 @@ enum RobotsState {
     Known { robots: Robots, until: u64 },
     /// Unreachable: nothing may be fetched before `until`, when robots.txt is asked again.
     Blocked { until: u64 },
+    /// Refused by the address policy: nothing is ever fetched, robots.txt is never asked again.
+    Refused,
 }
 
 /// Where a host is scheduled.
@@ -305,11 +316,16 @@ impl Frontier {
             _ => {}
         }
         let id = self.host_id(&url);
-        if let RobotsState::Known { robots, until } = &self.hosts[id].robots {
-            if now_ms < *until && !robots.allowed(&url) {
+        match &self.hosts[id].robots {
+            RobotsState::Known { robots, until } if now_ms < *until && !robots.allowed(&url) => {
                 self.stats.robots_disallowed += 1;
                 return false;
             }
+            RobotsState::Refused => {
+                self.stats.address_refused += 1;
+                return false;
+            }
+            _ => {}
         }
         self.seen.insert(url.as_str().into(), Seen::Queued);
         self.enqueue(id, url, priority);
@@ -423,6 +439,16 @@ impl Frontier {
                 RobotsState::Blocked {
                     until: now_ms.saturating_add(self.config.robots_retry_ms),
                 }
+            }
+            RobotsOutcome::Refused => {
+                self.stats.robots_refused += 1;
+                let dropped = std::mem::take(&mut h.queue);
+                self.stats.queued -= dropped.len();
+                self.stats.address_refused += dropped.len() as u64;
+                for entry in dropped {
+                    self.seen.remove(entry.url.as_str());
+                }
+                RobotsState::Refused
             }
         };
         self.reschedule(id, now_ms);
@@ -557,7 +583,7 @@ impl Frontier {
         let needs_robots = match &host.robots {
             RobotsState::Unknown | RobotsState::Blocked { .. } => true,
             RobotsState::Known { until, .. } => now_ms >= *until,
-            RobotsState::Fetching => false,
+            RobotsState::Fetching | RobotsState::Refused => false,
         };
         if needs_robots {
             let url = robots_url(&host.sample)?;

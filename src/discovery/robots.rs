@@ -114,6 +114,9 @@ pub enum RobotsOutcome {
     Unavailable,
     /// A 5xx or 429, or the request failed: nothing may be fetched for now; ask again later.
     Unreachable,
+    /// The host is refused by the address policy (a private, loopback or link-local address
+    /// the configuration does not allow): nothing of it may ever be fetched; never ask again.
+    Refused,
 }
 
 impl RobotsOutcome {
@@ -134,7 +137,7 @@ impl RobotsOutcome {
         match self {
             RobotsOutcome::Found(robots) => robots,
             RobotsOutcome::Unavailable => Robots::allow_all(),
-            RobotsOutcome::Unreachable => Robots::disallow_all(),
+            RobotsOutcome::Unreachable | RobotsOutcome::Refused => Robots::disallow_all(),
         }
     }
 }

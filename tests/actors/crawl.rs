@@ -213,6 +213,17 @@ fn robots_fetches_say_what_rfc_9309_says() {
         block_on(c.fetch_robots(&url(&format!("http://127.0.0.1:{closed}/robots.txt")))),
         RobotsOutcome::Unreachable
     ));
+    // A host the address policy refuses is refused for good, not "unreachable for now".
+    let strict = client(AddressPolicy::default());
+    for host in [
+        server.url("/robots.txt"),
+        "http://localhost/robots.txt".into(),
+    ] {
+        assert!(matches!(
+            block_on(strict.fetch_robots(&url(&host))),
+            RobotsOutcome::Refused
+        ));
+    }
 }
 
 #[test]

@@ -585,6 +585,50 @@ fn frontier_holds_a_host_whose_robots_is_unreachable_then_asks_again() {
     assert_eq!(f.stats().unexpected_reports, 2);
 }
 
+/// A host the address policy refuses is refused for good: its queued URLs are dropped and
+/// counted, later ones refused, and its robots.txt is never asked again (issue 6).
+#[test]
+fn frontier_drops_a_host_refused_by_the_address_policy_for_good() {
+    let mut f = Frontier::new(FrontierConfig {
+        robots_retry_ms: 60_000,
+        ..quick()
+    });
+    f.push(url("http://10.0.0.1/a"), 2.0, 0);
+    f.push(url("http://10.0.0.1/b"), 1.0, 0);
+    f.push(url("http://open.example/c"), 1.0, 0);
+    let (mut refused, mut open) = (None, None);
+    for _ in 0..2 {
+        match f.poll(0).unwrap() {
+            FetchOrder::Robots { host, .. } if host.starts_with("10.") => refused = Some(host),
+            other => open = Some(other),
+        }
+    }
+    f.robots_fetched(&refused.unwrap(), RobotsOutcome::Refused, 0);
+    answer_robots(&mut f, open.unwrap(), RobotsOutcome::Unavailable, 0);
+    let s = f.stats();
+    assert_eq!(
+        (s.queued, s.address_refused, s.robots_refused),
+        (1, 2, 1),
+        "{s:?}"
+    );
+    assert!(!f.push(url("http://10.0.0.1/d"), 9.0, 10));
+    assert_eq!(page(f.poll(100)), "http://open.example/c");
+    f.fetched(&url("http://open.example/c"), 100, FetchOutcome::Done);
+    // Long after any retry time, nothing of the refused host is ever ordered again.
+    assert_eq!(f.poll(10_000_000), None);
+    assert_eq!(f.poll_timeout(), None);
+    assert!(f.is_idle());
+    let s = f.stats();
+    assert_eq!(
+        (s.address_refused, s.robots_orders, s.robots_unreachable),
+        (3, 2, 0),
+        "{s:?}"
+    );
+    assert!(!RobotsOutcome::Refused
+        .into_robots()
+        .allowed(&url("http://10.0.0.1/a")));
+}
+
 /// 100,000 URLs over 1,000 hosts: every one comes out once, best first among the hosts free
 /// at the time, without a scan per poll (this runs in well under a second in release).
 #[test]
