@@ -332,9 +332,10 @@ pub async fn fetch_order(fetcher: &PageFetcher, order: FetchOrder) -> Done {
     }
 }
 
-/// Runs the loop until `budget` pages are fetched or nothing is left to fetch, with at most
-/// `concurrency` orders carried out at once by `fetch`; every event goes to `sink` as it
-/// happens.
+/// Runs the loop until `budget` pages are fetched (a failed fetch does not count: it is never
+/// retried, so a run where every fetch fails still ends, exhausted) or nothing is left to fetch,
+/// with at most `concurrency` orders carried out at once by `fetch`; every event goes to `sink`
+/// as it happens. Page orders stop while the pages fetched and those in flight make the budget.
 pub async fn drive<F>(
     engine: &mut Engine,
     mut fetch: impl FnMut(FetchOrder) -> F,
@@ -351,18 +352,19 @@ where
     let before = engine.counts();
     let mut fetched = Vec::new();
     let mut accepted = Vec::new();
-    let mut ordered = 0u64;
+    // Page orders out now: with the pages fetched, no more than the budget is ever asked for.
+    let mut pages_out = 0u64;
     let mut running = FuturesUnordered::new();
     let stopped = loop {
-        while running.len() < concurrency.max(1) && ordered < budget {
+        while running.len() < concurrency.max(1) && fetched.len() as u64 + pages_out < budget {
             let Some(order) = engine.poll_fetch(now()) else {
                 break;
             };
-            ordered += u64::from(matches!(order, FetchOrder::Page { .. }));
+            pages_out += u64::from(matches!(order, FetchOrder::Page { .. }));
             running.push(fetch(order));
         }
         if running.is_empty() {
-            if ordered >= budget {
+            if fetched.len() as u64 >= budget {
                 break Stopped::Budget;
             }
             match engine.poll_timeout() {
@@ -383,6 +385,9 @@ where
         let Some(done) = running.next().await else {
             continue;
         };
+        if matches!(done, Done::Page { .. }) {
+            pages_out -= 1;
+        }
         match done {
             Done::Robots { host, outcome } => {
                 if matches!(outcome, RobotsOutcome::Refused) {

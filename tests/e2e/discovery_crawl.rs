@@ -123,6 +123,68 @@ fn discover_crawls_from_likes_and_a_rerun_resumes_without_fetching_again() {
     assert!(all.values().all(|n| *n == 1), "{all:?}");
 }
 
+/// `--budget N` counts pages fetched, not fetches tried: with half the site answering 500 the
+/// run still fetches N pages; and when every fetch left fails it still ends (issue 6).
+#[test]
+fn discover_budget_counts_pages_fetched_not_failures() {
+    let odd = |path: &str| {
+        path.strip_suffix(".html")
+            .and_then(|p| p.chars().last())
+            .is_some_and(|c| "13579".contains(c))
+    };
+    let server = TestServer::start(move |request, _| match site::get(&request.path) {
+        Some(_) if odd(&request.path) => Response::status(500),
+        Some(html) => Response::ok("text/html; charset=utf-8", html),
+        None => Response::status(404),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[storage]\npath = \"ferret.db\"\n[discovery]\nper_host_interval_ms = 0\nper_host_concurrency = 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("likes.txt"),
+        format!(
+            "{}\n{}\n",
+            server.url("/ferret-2.html"),
+            server.url("/ferret-4.html")
+        ),
+    )
+    .unwrap();
+    let run = discover(dir.path(), 20);
+    assert_eq!(run["fetched"].as_array().unwrap().len(), 20, "{run}");
+    assert_eq!(run["counts"]["fetched"], 20, "{run}");
+    assert!(run["counts"]["failed"].as_u64().unwrap() > 0, "{run}");
+    assert_eq!(run["stopped"], "budget", "{run}");
+
+    // Nothing but failures left: the run ends all the same, with what it could fetch.
+    let failing = TestServer::start(|request, _| match request.path.as_str() {
+        "/robots.txt" => Response::status(404),
+        "/like.html" => Response::ok(
+            "text/html",
+            "<html><head><title>Ferrets</title></head><body><p>ferret kit hob</p>\
+             <a href=\"/a.html\">a</a><a href=\"/b.html\">b</a></body></html>",
+        ),
+        _ => Response::status(500),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[storage]\npath = \"ferret.db\"\n[discovery]\nper_host_interval_ms = 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("likes.txt"),
+        format!("{}\n", failing.url("/like.html")),
+    )
+    .unwrap();
+    let run = discover(dir.path(), 10);
+    assert_eq!(run["stopped"], "exhausted", "{run}");
+    assert_eq!(run["counts"]["fetched"], 1, "{run}");
+    assert!(run["counts"]["failed"].as_u64().unwrap() >= 2, "{run}");
+}
+
 #[test]
 fn the_daemon_crawls_from_a_like_and_resumes_after_kill_9_without_fetching_again() {
     // Slow pages, so that the kill lands mid-crawl.
