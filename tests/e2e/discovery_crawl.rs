@@ -36,6 +36,19 @@ fn page_requests(server: &TestServer) -> HashMap<String, usize> {
     counts
 }
 
+/// A directory for `ferret discover`: a config with its store inside and no politeness delay,
+/// and `likes.txt` holding `likes`.
+fn batch_dir(likes: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[storage]\npath = \"ferret.db\"\n[discovery]\nper_host_interval_ms = 0\nper_host_concurrency = 4\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("likes.txt"), likes).unwrap();
+    dir
+}
+
 fn discover(dir: &std::path::Path, budget: u64) -> Value {
     let output = ferret()
         .args(["discover", "--allow-loopback", "--json", "--budget"])
@@ -57,21 +70,11 @@ fn discover(dir: &std::path::Path, budget: u64) -> Value {
 #[test]
 fn discover_crawls_from_likes_and_a_rerun_resumes_without_fetching_again() {
     let server = serve_site(Duration::ZERO);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        "[storage]\npath = \"ferret.db\"\n[discovery]\nper_host_interval_ms = 0\nper_host_concurrency = 4\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("likes.txt"),
-        format!(
-            "# my likes\n{}\n{}\n",
-            server.url("/ferret-1.html"),
-            server.url("/ferret-2.html")
-        ),
-    )
-    .unwrap();
+    let dir = batch_dir(&format!(
+        "# my likes\n{}\n{}\n",
+        server.url("/ferret-1.html"),
+        server.url("/ferret-2.html")
+    ));
 
     let first = discover(dir.path(), 20);
     let fetched: Vec<&str> = first["fetched"]
@@ -137,21 +140,11 @@ fn discover_budget_counts_pages_fetched_not_failures() {
         Some(html) => Response::ok("text/html; charset=utf-8", html),
         None => Response::status(404),
     });
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("config.toml"),
-        "[storage]\npath = \"ferret.db\"\n[discovery]\nper_host_interval_ms = 0\nper_host_concurrency = 4\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("likes.txt"),
-        format!(
-            "{}\n{}\n",
-            server.url("/ferret-2.html"),
-            server.url("/ferret-4.html")
-        ),
-    )
-    .unwrap();
+    let dir = batch_dir(&format!(
+        "{}\n{}\n",
+        server.url("/ferret-2.html"),
+        server.url("/ferret-4.html")
+    ));
     let run = discover(dir.path(), 20);
     assert_eq!(run["fetched"].as_array().unwrap().len(), 20, "{run}");
     assert_eq!(run["counts"]["fetched"], 20, "{run}");
