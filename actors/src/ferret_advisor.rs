@@ -318,8 +318,6 @@ async fn run_loop(wiring: Wiring, lighthouses: Published) {
     }
 }
 
-/// The store's map, feedback, fetched URLs, fingerprints and representatives, into the
-/// engine.
 /// The feedback recorded since the event with id `*last_id` (0: all of it), in recording
 /// order; `*last_id` moves to the last one returned. Events are tracked by id, not by
 /// position: the store sorts feedback by `at`, so an event posted with an earlier `at` than
@@ -339,6 +337,8 @@ pub async fn new_feedback(
     Ok(stored.into_iter().map(|s| s.feedback).collect())
 }
 
+/// The store's map, feedback, fetched URLs, fingerprints and representatives, into the
+/// engine; `seen_feedback` becomes the id of the last feedback event given.
 async fn restore(
     wiring: &Wiring,
     engine: &mut Engine,
@@ -348,6 +348,10 @@ async fn restore(
         .load_state
         .send(Envelope::new(LoadDiscoveryState))
         .await??;
+    // Every event so far, in recording order; the loop resumes from them oldest first (a
+    // stable sort keeps the recording order among equal times).
+    let mut feedback = new_feedback(&wiring.feedback_after, seen_feedback).await?;
+    feedback.sort_by_key(|event| event.at_ms);
     let earlier = Earlier {
         map: restored_pages(
             wiring
@@ -365,20 +369,8 @@ async fn restore(
             .fetched_since
             .send(Envelope::new(FetchedSince { at_ms: 0 }))
             .await??,
-        feedback: Vec::new(),
+        feedback,
         ..restored_state(state)
-    };
-    // Every event so far, read with the id of the last, so that the rounds give the loop
-    // only those recorded after; the loop resumes from them oldest first.
-    let mut feedback = wiring
-        .feedback_after
-        .send(Envelope::new(FeedbackAfter { after_id: 0 }))
-        .await??;
-    *seen_feedback = feedback.iter().map(|f| f.id).max().unwrap_or(0);
-    feedback.sort_by_key(|f| (f.feedback.at_ms, f.id));
-    let earlier = Earlier {
-        feedback: feedback.into_iter().map(|f| f.feedback).collect(),
-        ..earlier
     };
     for (pages, accepted) in [(&earlier.map, true), (&earlier.kept, false)] {
         for page in pages {
