@@ -269,11 +269,7 @@ pub fn score_listing(args: &ScoreListingArgs) -> anyhow::Result<bool> {
     );
     let name = args.listing.as_deref().unwrap_or("events");
     let report = sim::score(name, &truth, &events, None, &window);
-    let clean = report.false_off_air == 0
-        && report.slipped == 0
-        && report.on_air_missed == report.on_air_missed_tolerated
-        && report.on_air_duplicates == 0
-        && report.off_air_duplicates == 0;
+    let clean = report.keeps_the_rules();
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {

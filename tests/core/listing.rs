@@ -1443,6 +1443,7 @@ fn score_counts_every_broken_rule() {
     assert_eq!((report.frame_ends, report.slipped), (3, 1));
     assert_eq!(report.on_air_max, 3.0);
     assert_eq!((report.off_air_p50, report.off_air_max), (10.0, 360.0));
+    assert!(!report.keeps_the_rules());
 }
 
 /// Whenever the ferret detector has no read to make, its timeout lies in the future: a wake

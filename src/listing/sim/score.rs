@@ -61,6 +61,16 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether the detector kept every rule: no false Off Air, none slipped, no On Air missed
+    /// within the tolerance, nothing reported twice.
+    pub fn keeps_the_rules(&self) -> bool {
+        self.false_off_air == 0
+            && self.slipped == 0
+            && self.on_air_missed == self.on_air_missed_tolerated
+            && self.on_air_duplicates == 0
+            && self.off_air_duplicates == 0
+    }
+
     /// The report of a run `factor` times faster than real time, in the real listing's time:
     /// durations multiplied, rates divided.
     pub fn scaled(mut self, factor: u32) -> Report {
