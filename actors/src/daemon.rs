@@ -16,6 +16,7 @@ use crate::clusterer::{Clusterer, SharedStories};
 use crate::feed_fetcher::{FeedBook, FeedFetcher};
 use crate::ferret_advisor::{DiscoveryBoard, FerretAdvisor};
 use crate::ferret_crawler::{Ferret, PageCache};
+use crate::filter::Filter;
 use crate::generalizer::{Generalizer, LighthouseBoard};
 use crate::instance::Handle;
 use crate::listing_board::ListingBoard;
@@ -28,7 +29,7 @@ use crate::on_air_detector::{OnAirDetector, Wiring};
 use crate::page_db::PageDb;
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::pool::{Pool, Route};
-use crate::roles::{Filter, FilterAdvisor, OffAirDetector};
+use crate::roles::{FilterAdvisor, OffAirDetector};
 use crate::storage::Store;
 use crate::supervisor::{unix_millis, Runtime, RuntimeBuilder, RuntimeOptions};
 
@@ -187,6 +188,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
                 load_state: pools.page_db.route(),
                 save_state: pools.page_db.route(),
                 fetch: pools.ferret.route(),
+                vote: pools.filter.route(),
                 map: pools.mapmaker.route(),
                 flush: pools.mapmaker.route(),
                 subscribe: pools.generalizer.route(),

@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use ferret::config::{CrawlSettings, Settings};
 use ferret::discovery::bookmarks::read_likes;
 use ferret::discovery::engine::{
-    AcceptedPage, DiscoveryEvent, Earlier, Engine, EngineCounts, EngineParams,
+    AcceptedPage, DiscoveryEvent, Earlier, Engine, EngineCounts, EngineParams, VoteOrder,
 };
 use ferret::discovery::features::Features;
 use ferret::discovery::filter::FilterParams;
@@ -23,6 +23,7 @@ use ferret::discovery::hittage::{Feedback, FeedbackKind};
 use ferret::discovery::page::{parse_page, PageDoc};
 use ferret::discovery::robots::RobotsOutcome;
 use ferret::stories::text::Analyzer;
+use futures_util::future::Either;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use serde::Serialize;
 use url::Url;
@@ -170,6 +171,7 @@ pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
     let report = runtime.block_on(drive(
         &mut engine,
         |order| spawn_fetch(&fetcher, order),
+        Done::vote_here,
         args.budget,
         crawl.concurrency,
         |event| record(&mut store, event),
@@ -291,6 +293,15 @@ pub enum Done {
         /// What it says.
         outcome: RobotsOutcome,
     },
+    /// The Filters' vote on an approved page.
+    Vote {
+        /// The page.
+        url: String,
+        /// The ferret fingerprint that approved it.
+        fingerprint: u64,
+        /// The filter that passed it, or None: discarded.
+        verdict: Option<u64>,
+    },
 }
 
 impl Done {
@@ -307,6 +318,22 @@ impl Done {
                 outcome: RobotsOutcome::Unreachable,
             },
         }
+    }
+
+    /// The vote `order` taken: its verdict.
+    pub fn voted(order: &VoteOrder, verdict: Option<u64>) -> Done {
+        Done::Vote {
+            url: order.url.clone(),
+            fingerprint: order.fingerprint,
+            verdict,
+        }
+    }
+
+    /// Takes the vote `order` here, on the calling thread (a batch has no Filter pool; a vote
+    /// is a handful of similarities per filter).
+    pub fn vote_here(order: VoteOrder) -> std::future::Ready<Done> {
+        let verdict = order.vote();
+        std::future::ready(Done::voted(&order, verdict))
     }
 }
 
@@ -334,17 +361,21 @@ pub async fn fetch_order(fetcher: &PageFetcher, order: FetchOrder) -> Done {
 
 /// Runs the loop until `budget` pages are fetched (a failed fetch does not count: it is never
 /// retried, so a run where every fetch fails still ends, exhausted) or nothing is left to fetch,
-/// with at most `concurrency` orders carried out at once by `fetch`; every event goes to `sink`
-/// as it happens. Page orders stop while the pages fetched and those in flight make the budget.
-pub async fn drive<F>(
+/// with at most `concurrency` orders carried out at once by `fetch`, and every vote the loop
+/// orders taken by `vote` (as many at once as it orders; a run ends with every vote answered);
+/// every event goes to `sink` as it happens. Page orders stop while the pages fetched and those
+/// in flight make the budget.
+pub async fn drive<F, V>(
     engine: &mut Engine,
     mut fetch: impl FnMut(FetchOrder) -> F,
+    mut vote: impl FnMut(VoteOrder) -> V,
     budget: u64,
     concurrency: usize,
     mut sink: impl FnMut(&DiscoveryEvent) -> anyhow::Result<()>,
 ) -> anyhow::Result<RunReport>
 where
     F: std::future::Future<Output = Done>,
+    V: std::future::Future<Output = Done>,
 {
     let start = Instant::now();
     let epoch = unix_millis();
@@ -354,14 +385,20 @@ where
     let mut accepted = Vec::new();
     // Page orders out now: with the pages fetched, no more than the budget is ever asked for.
     let mut pages_out = 0u64;
+    // Fetch orders (pages and robots.txt) out now, under `concurrency`; votes are not counted.
+    let mut fetches_out = 0usize;
     let mut running = FuturesUnordered::new();
     let stopped = loop {
-        while running.len() < concurrency.max(1) && fetched.len() as u64 + pages_out < budget {
+        while fetches_out < concurrency.max(1) && fetched.len() as u64 + pages_out < budget {
             let Some(order) = engine.poll_fetch(now()) else {
                 break;
             };
             pages_out += u64::from(matches!(order, FetchOrder::Page { .. }));
-            running.push(fetch(order));
+            fetches_out += 1;
+            running.push(Either::Left(fetch(order)));
+        }
+        while let Some(order) = engine.poll_vote() {
+            running.push(Either::Right(vote(order)));
         }
         if running.is_empty() {
             if fetched.len() as u64 >= budget {
@@ -385,10 +422,20 @@ where
         let Some(done) = running.next().await else {
             continue;
         };
-        if matches!(done, Done::Page { .. }) {
-            pages_out -= 1;
+        match done {
+            Done::Page { .. } => {
+                pages_out -= 1;
+                fetches_out -= 1;
+            }
+            Done::Robots { .. } => fetches_out -= 1,
+            Done::Vote { .. } => {}
         }
         match done {
+            Done::Vote {
+                url,
+                fingerprint,
+                verdict,
+            } => engine.handle_vote(&url, fingerprint, verdict, now()),
             Done::Robots { host, outcome } => {
                 if matches!(outcome, RobotsOutcome::Refused) {
                     tracing::info!(%host, "Host refused by the address policy; its URLs are dropped.");

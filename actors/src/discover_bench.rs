@@ -14,7 +14,7 @@ use ferret::discovery::robots::RobotsOutcome;
 use url::Url;
 
 use crate::bfs::{bfs_crawl, Scope};
-use crate::discover::{drive, record, spawn_fetch};
+use crate::discover::{drive, record, spawn_fetch, Done};
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::Store;
 use ferret::discovery::url::AddressPolicy;
@@ -181,6 +181,7 @@ fn focused(
                 None => engine.handle_failure(&url, now),
             },
         }
+        engine.settle_votes(now);
         while let Some(event) = engine.poll_event() {
             if let DiscoveryEvent::Accepted(page) = event {
                 accepted.push(page.url);
@@ -269,6 +270,7 @@ fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, 
     let report = runtime.block_on(drive(
         &mut engine,
         |order| spawn_fetch(&fetcher, order),
+        Done::vote_here,
         args.budget,
         args.concurrency,
         |event| {

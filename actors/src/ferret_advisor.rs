@@ -1,11 +1,12 @@
 //! FerretAdvisor: hosts the daemon's discovery loop.
 //!
 //! Instance 0 runs the core's [`Engine`] — the Generalizer's hittage, the FerretAdvisor's and
-//! FilterAdvisor's fingerprints, the Ferrets' choice of links, the Filters' vote and the
-//! Mapmaker's completion of features — in rounds: before each round it reads the feedback from
-//! PageDb and gives the loop what is new (a like starts a crawl), then has up to a round's
-//! worth of pages fetched by the Ferret pool ([`crate::ferret_crawler`]; many at once, each
-//! parsed and its features computed on its Ferret's thread), and sends every page fetched and
+//! FilterAdvisor's fingerprints, the Ferrets' choice of links and the Mapmaker's completion of
+//! features — in rounds: before each round it reads the feedback from PageDb and gives the loop
+//! what is new (a like starts a crawl), then has up to a round's worth of pages fetched by the
+//! Ferret pool ([`crate::ferret_crawler`]; many at once, each parsed and its features computed
+//! on its Ferret's thread), has the Filter pool ([`crate::filter`]) vote on each page a ferret
+//! fingerprint approved (a vote no Filter answers is taken here), and sends every page fetched and
 //! every page accepted to the Mapmaker pool ([`crate::mapmaker`]), which writes them to PageDb
 //! in batches; a round ends when they are written. The loop's verdicts on each page (approved
 //! by a ferret fingerprint, accepted by a filter) are marked in the shared
@@ -33,7 +34,9 @@ use std::time::Duration;
 use actix::AsyncContext as _;
 use ferret::config::Settings;
 use ferret::discovery::advisor::{FerretFingerprint, RepresentativeHistory};
-use ferret::discovery::engine::{DiscoveryEvent, Earlier, Engine, EngineCounts, RestoredPage};
+use ferret::discovery::engine::{
+    DiscoveryEvent, Earlier, Engine, EngineCounts, RestoredPage, VoteOrder,
+};
 use ferret::discovery::features::Features;
 use ferret::discovery::filter::FilterFingerprint;
 use ferret::discovery::frontier::FetchOrder;
@@ -46,7 +49,7 @@ use crate::ferret_crawler::{CachedPage, PageCache};
 use crate::instance::{Cx, Handle, Instance, RoleActor};
 use crate::messages::{
     Envelope, FeedbackAfter, FetchPage, FetchedSince, FlushMap, LighthousesChanged, LoadAccepted,
-    LoadDiscoveryState, LoadFetched, MapPage, SaveDiscoveryState, SubscribeLighthouses,
+    LoadDiscoveryState, LoadFetched, MapPage, SaveDiscoveryState, SubscribeLighthouses, VotePage,
 };
 use crate::pool::Route;
 use crate::storage::{DiscoveryState, FingerprintState};
@@ -130,6 +133,8 @@ pub struct Wiring {
     pub save_state: Route<SaveDiscoveryState>,
     /// The Ferrets, which fetch.
     pub fetch: Route<FetchPage>,
+    /// The Filters, which vote.
+    pub vote: Route<VotePage>,
     /// The Mapmakers, which write pages to PageDb.
     pub map: Route<MapPage>,
     /// See `map`.
@@ -244,31 +249,54 @@ async fn run_loop(wiring: Wiring, lighthouses: Published) {
                     .unwrap_or_else(|err| Done::failed(copy, format!("no Ferret: {err}")))
             }
         };
-        let report = drive(&mut engine, fetch, budget, crawl.concurrency, |event| {
-            let url = match event {
-                DiscoveryEvent::Fetched { url, .. } => url,
-                DiscoveryEvent::Approved { url, fingerprint } => {
-                    wiring.cache.approved(url, *fingerprint);
-                    url
+        let vote = |order: VoteOrder| {
+            let reply = wiring.vote.send(Envelope::new(VotePage {
+                order: order.clone(),
+            }));
+            async move {
+                match reply.await {
+                    Ok(verdict) => Done::voted(&order, verdict),
+                    // No Filter answered (one restarting, say): the vote is taken here rather
+                    // than lost.
+                    Err(err) => {
+                        warn!(error = %err, url = %order.url, "No Filter answered; voting here.");
+                        Done::vote_here(order).await
+                    }
                 }
-                DiscoveryEvent::Accepted(page) => {
-                    wiring
-                        .cache
-                        .accepted(&page.url, page.fingerprint, page.fetched_at_ms);
-                    &page.url
-                }
-                DiscoveryEvent::Discarded { .. } => return Ok(()),
-            };
-            wiring
-                .map
-                .do_send_keyed(
-                    url.as_str(),
-                    Envelope::new(MapPage {
-                        event: event.clone(),
-                    }),
-                )
-                .map_err(|err| anyhow::anyhow!("Mapmaker: {err}"))
-        })
+            }
+        };
+        let report = drive(
+            &mut engine,
+            fetch,
+            vote,
+            budget,
+            crawl.concurrency,
+            |event| {
+                let url = match event {
+                    DiscoveryEvent::Fetched { url, .. } => url,
+                    DiscoveryEvent::Approved { url, fingerprint } => {
+                        wiring.cache.approved(url, *fingerprint);
+                        url
+                    }
+                    DiscoveryEvent::Accepted(page) => {
+                        wiring
+                            .cache
+                            .accepted(&page.url, page.fingerprint, page.fetched_at_ms);
+                        &page.url
+                    }
+                    DiscoveryEvent::Discarded { .. } => return Ok(()),
+                };
+                wiring
+                    .map
+                    .do_send_keyed(
+                        url.as_str(),
+                        Envelope::new(MapPage {
+                            event: event.clone(),
+                        }),
+                    )
+                    .map_err(|err| anyhow::anyhow!("Mapmaker: {err}"))
+            },
+        )
         .await;
         // The round is in the store before the next begins.
         for index in 0..wiring.mapmakers {

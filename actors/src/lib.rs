@@ -41,6 +41,7 @@ pub mod feed_fetcher;
 pub mod feedback_cmd;
 pub mod ferret_advisor;
 pub mod ferret_crawler;
+pub mod filter;
 pub mod generalizer;
 pub mod http;
 pub mod http_client;

@@ -339,6 +339,16 @@ pub struct FetchPage {
     pub order: ferret::discovery::frontier::FetchOrder,
 }
 
+/// Take the Filters' vote on a page a ferret fingerprint approved. Sent by the FerretAdvisor,
+/// round-robin over the Filter pool; the reply is the filter that passed the page, or None
+/// (discard it).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<u64>")]
+pub struct VotePage {
+    /// The page's features and the ballot.
+    pub order: ferret::discovery::engine::VoteOrder,
+}
+
 /// An event of the discovery loop for the map: a page fetched or accepted. Sent by the
 /// FerretAdvisor, keyed by the page's URL so that one page's events stay in order; the
 /// Mapmaker turns it into a page record and writes it (with others that arrive meanwhile in

@@ -33,9 +33,4 @@ hosted_elsewhere! {
     /// loop that the FerretAdvisor hosts ([`crate::ferret_advisor`]): the core's `Engine`
     /// rebuilds the filters between fetches, where the fetched pages' features are.
     FilterAdvisor => Role::FilterAdvisor;
-    /// Votes on approved pages. The vote (a majority of each filter fingerprint's features,
-    /// a page kept if any filter passes it) runs inside the discovery loop that the
-    /// FerretAdvisor hosts ([`crate::ferret_advisor`]), where the filters are rebuilt: it is a
-    /// handful of similarities per page, less work than a message would carry.
-    Filter => Role::Filter;
 }

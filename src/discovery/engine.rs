@@ -12,6 +12,20 @@
 //! [`Engine::poll_fetch`] what to fetch, hands the answers to [`Engine::handle_page`] and
 //! [`Engine::handle_robots`], and drains [`Engine::poll_event`] into the store.
 //!
+//! **The vote runs outside the loop.** A page a ferret fingerprint approves becomes a
+//! [`VoteOrder`] ([`Engine::poll_vote`]): the page's features and a [`Ballot`] (the filters
+//! and the term statistics, frozen and shared). The driver has it taken where it likes — by the
+//! daemon's Filter pool, on a worker thread, or here with [`Engine::settle_votes`] — and hands
+//! the verdict to [`Engine::handle_vote`], which maps the page or discards it. Until then the
+//! page counts for its fingerprint neither as accepted nor as exhausted.
+//!
+//! **The vote runs outside the loop.** A page a ferret fingerprint approves becomes a
+//! [`VoteOrder`] ([`Engine::poll_vote`]): the page's features and a [`Ballot`] (the filters
+//! and term statistics, frozen and shared). The driver has it carried out where it likes — the
+//! daemon's Filter pool, a worker thread, or here with [`Engine::settle_votes`] — and hands
+//! the verdict back to [`Engine::handle_vote`], which maps the page or discards it. Until the
+//! verdict is in, the page counts for its fingerprint as neither accepted nor exhausted.
+//!
 //! **What a Ferret fetches first.** A fingerprint's representative has its links queued in
 //! the frontier, each with a priority: the link's own topic (its URL's words and its anchor
 //! text, [`FeatureKind::OF_LINK`]) against the representative's and its lighthouse's, plus the
@@ -25,6 +39,7 @@
 //! and judged as soon as the first fingerprints exist.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -36,7 +51,7 @@ use super::advisor::{
     RepresentativeHistory,
 };
 use super::features::{similarity, FeatureKind, Features, TermStats};
-use super::filter::{FilterBank, FilterFingerprint, FilterParams};
+use super::filter::{Ballot, FilterBank, FilterFingerprint, FilterParams};
 use super::frontier::{FetchOrder, FetchOutcome, Frontier, FrontierConfig};
 use super::hittage::{self, Feedback, FeedbackKind, HittageParams, Lighthouses};
 use super::page::PageDoc;
@@ -119,6 +134,27 @@ pub enum DiscoveryEvent {
         /// The page.
         url: String,
     },
+}
+
+/// A page a ferret fingerprint approved, to be voted on by the Filters: see the module's doc.
+#[derive(Debug, Clone)]
+pub struct VoteOrder {
+    /// The page.
+    pub url: String,
+    /// The ferret fingerprint that approved it.
+    pub fingerprint: u64,
+    /// Its features (those the filters compare, at least).
+    pub features: Features,
+    /// What the vote is taken with.
+    pub ballot: Arc<Ballot>,
+}
+
+impl VoteOrder {
+    /// Takes the vote: the filter that passes the page, or None (discard it). Pure, and as
+    /// cheap as a handful of similarities per filter.
+    pub fn vote(&self) -> Option<u64> {
+        self.ballot.vote(&self.features)
+    }
 }
 
 /// A page entering the map, with everything the store keeps of it.
@@ -267,6 +303,12 @@ pub struct Engine {
     /// Representative → its history.
     history: FxHashMap<String, RepresentativeHistory>,
     since_rebuild: u32,
+    /// Votes ordered and not yet taken by the driver.
+    votes: VecDeque<VoteOrder>,
+    /// Pages with a vote out (ordered, no verdict yet).
+    voting: FxHashSet<String>,
+    /// The ballot votes are ordered with; None until the first vote.
+    ballot: Option<Arc<Ballot>>,
     /// Accepted page → the filter that passed it, for the user's verdicts.
     passed_by: FxHashMap<String, u64>,
     /// Pages a filter passed that have no feedback yet, by when they were passed: not
@@ -314,6 +356,9 @@ impl Engine {
             broadened: FxHashSet::default(),
             history: FxHashMap::default(),
             since_rebuild: 0,
+            votes: VecDeque::new(),
+            voting: FxHashSet::default(),
+            ballot: None,
             passed_by: FxHashMap::default(),
             unvisited: BTreeSet::new(),
             awaiting: FxHashMap::default(),
@@ -529,6 +574,21 @@ impl Engine {
         self.events.pop_front()
     }
 
+    /// The next vote to take: see the module's doc. Every order must be answered with
+    /// [`Engine::handle_vote`].
+    pub fn poll_vote(&mut self) -> Option<VoteOrder> {
+        self.votes.pop_front()
+    }
+
+    /// Takes every vote ordered, here, on the loop's thread: for drivers with no Filters of
+    /// their own (a virtual clock, the tests).
+    pub fn settle_votes(&mut self, now_ms: i64) {
+        while let Some(order) = self.poll_vote() {
+            let verdict = order.vote();
+            self.handle_vote(&order.url, order.fingerprint, verdict, now_ms);
+        }
+    }
+
     /// The counts so far.
     pub fn counts(&self) -> EngineCounts {
         EngineCounts {
@@ -655,7 +715,7 @@ impl Engine {
             self.queue_links(&url, &url, None, now_ms);
         }
         for fp in self.waiting.remove(&url).unwrap_or_default() {
-            self.judge(fp, &url, now_ms);
+            self.judge(fp, &url);
         }
         self.since_rebuild += 1;
         if self.since_rebuild >= self.params.rebuild_every {
@@ -664,7 +724,7 @@ impl Engine {
     }
 
     /// Fingerprint `fp` judges the cached page `url`; an approved page goes to the vote.
-    fn judge(&mut self, fp: u64, url: &str, now_ms: i64) {
+    fn judge(&mut self, fp: u64, url: &str) {
         let Some(print) = self.advisor.get(fp).cloned() else {
             return;
         };
@@ -684,37 +744,85 @@ impl Engine {
         page.judged_by.push(fp);
         ensure(page, print.kind, &self.analyzer, &mut self.stats);
         let approved = print.approves(&rep, &page.features, &self.stats);
-        let mut accepted = false;
-        if approved {
-            self.counts.approved += 1;
-            if !page.approved {
-                page.approved = true;
-                self.events.push_back(DiscoveryEvent::Approved {
-                    url: url.to_string(),
-                    fingerprint: fp,
-                });
-            }
-            if !page.accepted {
-                for kind in self.filters.kinds() {
-                    ensure(page, kind, &self.analyzer, &mut self.stats);
-                }
-                if let Some(filter) = self.filters.vote(&page.features, &self.stats) {
-                    accepted = true;
-                    self.accept(url, Some(filter), Some(fp), now_ms);
-                }
-            }
-        }
-        let history = self
-            .history
-            .entry(print.representative.clone())
-            .or_default();
-        history.fetched += 1;
-        history.accepted += u32::from(accepted);
-        self.advisor.record(fp, approved, accepted);
-        if !accepted && !approved {
+        if !approved {
+            self.record_run(fp, &print.representative, false, false);
             self.events.push_back(DiscoveryEvent::Discarded {
                 url: url.to_string(),
             });
+            return;
+        }
+        self.counts.approved += 1;
+        if !page.approved {
+            page.approved = true;
+            self.events.push_back(DiscoveryEvent::Approved {
+                url: url.to_string(),
+                fingerprint: fp,
+            });
+        }
+        if page.accepted || self.voting.contains(url) {
+            // In the map already, or its vote is out: nothing to vote on again.
+            self.record_run(fp, &print.representative, true, false);
+            return;
+        }
+        for kind in self.filters.kinds() {
+            ensure(page, kind, &self.analyzer, &mut self.stats);
+        }
+        let features = page.features.clone();
+        self.voting.insert(url.to_string());
+        let ballot = self.ballot();
+        self.votes.push_back(VoteOrder {
+            url: url.to_string(),
+            fingerprint: fp,
+            features,
+            ballot,
+        });
+    }
+
+    /// The Filters' verdict on the page `url`, which fingerprint `fp` approved: the filter
+    /// that passed it (the page enters the map), or None (it is discarded).
+    pub fn handle_vote(&mut self, url: &str, fp: u64, verdict: Option<u64>, now_ms: i64) {
+        if !self.voting.remove(url) {
+            return;
+        }
+        let accepted = match verdict {
+            Some(filter) if self.cache.get(url).is_some_and(|p| !p.accepted) => {
+                self.filters.credit(filter);
+                self.accept(url, Some(filter), Some(fp), now_ms);
+                true
+            }
+            _ => false,
+        };
+        if verdict.is_none() {
+            self.events.push_back(DiscoveryEvent::Discarded {
+                url: url.to_string(),
+            });
+        }
+        if let Some(representative) = self.advisor.get(fp).map(|p| p.representative.clone()) {
+            self.record_run(fp, &representative, true, accepted);
+        }
+    }
+
+    /// Counts a page fingerprint `fp` judged for it and its representative's history.
+    fn record_run(&mut self, fp: u64, representative: &str, approved: bool, accepted: bool) {
+        let history = self.history.entry(representative.to_string()).or_default();
+        history.fetched += 1;
+        history.accepted += u32::from(accepted);
+        self.advisor.record(fp, approved, accepted);
+    }
+
+    /// The ballot for the next vote: made again when the filters changed, or when the term
+    /// statistics grew by an eighth since (idf moves slowly; copying the statistics for every
+    /// vote would cost more than the vote).
+    fn ballot(&mut self) -> Arc<Ballot> {
+        let (generation, docs) = (self.filters.generation(), self.stats.docs());
+        match &self.ballot {
+            Some(b) if b.generation() == generation && docs <= b.docs() + b.docs() / 8 => {
+                Arc::clone(b)
+            }
+            _ => Arc::clone(
+                self.ballot
+                    .insert(Arc::new(self.filters.ballot(&self.stats))),
+            ),
         }
     }
 
@@ -961,7 +1069,7 @@ impl Engine {
             .or_default()
             .times += 1;
         for url in self.queue_links(&print.representative, &print.lighthouse, Some(fp), now_ms) {
-            self.judge(fp, &url, now_ms);
+            self.judge(fp, &url);
         }
     }
 

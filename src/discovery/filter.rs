@@ -13,7 +13,7 @@
 //! percentile plus the margin for threshold: lenient at first, tightening as the set grows.
 //!
 //! **Voting** (Filter). A page passes a filter when more than half of the filter's features
-//! reach their thresholds, and goes on when any filter passes it ([`FilterBank::vote`]); the
+//! reach their thresholds, and goes on when any filter passes it ([`Ballot::vote`]); the
 //! filter that passed it is recorded with the page.
 //!
 //! **Reliability.** Every filter starts at 1. A dislike of a page it passed costs
@@ -203,12 +203,58 @@ pub fn build_filter(
     })
 }
 
+/// What a Filter votes with: every filter and the term statistics their similarities use, as
+/// they stood when the loop made it. The loop hands one to each vote it orders (shared, behind
+/// an `Arc`) and makes a new one when the filters change or the statistics have grown, so a
+/// vote can run anywhere — on a Filter's own thread in the daemon — while the loop goes on.
+#[derive(Debug, Clone, Default)]
+pub struct Ballot {
+    filters: Vec<FilterFingerprint>,
+    stats: TermStats,
+    /// The bank's generation it was made at.
+    generation: u64,
+}
+
+impl Ballot {
+    /// The filter that passes a page with `features` (the one with the largest share of
+    /// features reached, the most reliable among equals), or None: no filter passes it, and it
+    /// is discarded.
+    pub fn vote(&self, features: &Features) -> Option<u64> {
+        self.filters
+            .iter()
+            .filter_map(|f| {
+                let (reached, of) = f.score(features, &self.stats);
+                (of > 0 && 2 * reached > of)
+                    .then(|| (f.id, reached as f64 / of as f64, f.reliability))
+            })
+            .max_by(|a, b| {
+                a.1.total_cmp(&b.1)
+                    .then(a.2.total_cmp(&b.2))
+                    .then(b.0.cmp(&a.0))
+            })
+            .map(|(id, _, _)| id)
+    }
+
+    /// The statistics' page count when it was made.
+    pub fn docs(&self) -> u32 {
+        self.stats.docs()
+    }
+
+    /// The [`FilterBank::generation`] it was made at.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
 /// Every filter, voting together.
 #[derive(Debug, Clone, Default)]
 pub struct FilterBank {
     params: FilterParams,
     filters: Vec<FilterFingerprint>,
     next_id: u64,
+    /// Moves whenever a vote could come out differently: a filter built, or a reliability
+    /// changed.
+    generation: u64,
 }
 
 impl FilterBank {
@@ -218,6 +264,7 @@ impl FilterBank {
             params,
             filters: Vec::new(),
             next_id: 1,
+            generation: 0,
         }
     }
 
@@ -228,6 +275,7 @@ impl FilterBank {
             params,
             filters,
             next_id,
+            generation: 0,
         }
     }
 
@@ -249,27 +297,25 @@ impl FilterBank {
         kinds
     }
 
-    /// The filter that passes a page with `features` (the one with the largest share of
-    /// features reached, the most reliable among equals), or None: discard it.
-    pub fn vote(&mut self, features: &Features, stats: &TermStats) -> Option<u64> {
-        let winner = self
-            .filters
-            .iter()
-            .filter_map(|f| {
-                let (reached, of) = f.score(features, stats);
-                (of > 0 && 2 * reached > of)
-                    .then(|| (f.id, reached as f64 / of as f64, f.reliability))
-            })
-            .max_by(|a, b| {
-                a.1.total_cmp(&b.1)
-                    .then(a.2.total_cmp(&b.2))
-                    .then(b.0.cmp(&a.0))
-            })
-            .map(|(id, _, _)| id)?;
-        if let Some(f) = self.filters.iter_mut().find(|f| f.id == winner) {
+    /// What the Filters vote with now: the filters and `stats`, frozen.
+    pub fn ballot(&self, stats: &TermStats) -> Ballot {
+        Ballot {
+            filters: self.filters.clone(),
+            stats: stats.clone(),
+            generation: self.generation,
+        }
+    }
+
+    /// See the field: a [`Ballot`] of an older generation votes with stale filters.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Counts a page filter `id` passed (a vote it won).
+    pub fn credit(&mut self, id: u64) {
+        if let Some(f) = self.filters.iter_mut().find(|f| f.id == id) {
             f.passed += 1;
         }
-        Some(winner)
     }
 
     /// Whether the lighthouse has a filter.
@@ -291,6 +337,7 @@ impl FilterBank {
             return false;
         };
         self.next_id += 1;
+        self.generation += 1;
         self.filters.retain(|f| f.lighthouse != filter.lighthouse);
         self.filters.push(filter);
         true
@@ -307,6 +354,7 @@ impl FilterBank {
         };
         if let Some(f) = self.filters.iter_mut().find(|f| f.id == id) {
             f.reliability = (f.reliability + delta).clamp(0.0, 1.0);
+            self.generation += 1;
         }
     }
 

@@ -1,23 +1,29 @@
 //! The discovery loop's pools with a real PageDb and a local site: Ferrets fetch, parse and
 //! compute features for the loop's orders; Mapmakers write the loop's events to the store,
-//! in order per page, batched while PageDb is busy, and answer a flush once it is written.
+//! in order per page, batched while PageDb is busy, and answer a flush once it is written;
+//! Filters take the loop's votes.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
-use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent};
-use ferret::discovery::features::Features;
+use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent, VoteOrder};
+use ferret::discovery::features::{FeatureKind, Features, TermStats};
+use ferret::discovery::filter::{FilterBank, FilterFeature, FilterFingerprint, FilterParams};
 use ferret::discovery::frontier::FetchOrder;
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use ferret::discovery::page::parse_page;
 use ferret::discovery::robots::RobotsOutcome;
 use ferret::discovery::url::AddressPolicy;
+use ferret::stories::text::Analyzer;
 use ferret::supervision::RestartPolicy;
 use ferret_actors::discover::Done;
 use ferret_actors::ferret_advisor::new_feedback;
 use ferret_actors::ferret_crawler::{Ferret, PageCache};
+use ferret_actors::filter::Filter;
 use ferret_actors::mapmaker::Mapmaker;
 use ferret_actors::messages::{
-    Envelope, FeedbackAfter, FetchPage, FlushMap, MapPage, RecordFeedback,
+    Envelope, FeedbackAfter, FetchPage, FlushMap, MapPage, RecordFeedback, VotePage,
 };
 use ferret_actors::page_db::PageDb;
 use ferret_actors::page_fetcher::{PageFetcher, PageFetcherConfig};
@@ -298,4 +304,70 @@ fn the_shared_cache_keeps_verdicts_and_stays_within_its_capacity() {
     assert!(cache.get("http://site/p99").is_some());
     assert!(cache.get("http://site/a").is_none());
     assert_eq!(cache.latest(3, false)[0].url, "http://site/p99");
+}
+
+/// A page's features as a Ferret computes them.
+fn features_at(url: &str, html: &str) -> Features {
+    let doc = parse_page(
+        &Url::parse(url).unwrap(),
+        html.as_bytes(),
+        Some("text/html"),
+    );
+    Features::computed(&doc, &Analyzer::new())
+}
+
+#[actix::test]
+async fn filters_take_the_loops_votes_on_their_own_instances() {
+    let filters: Pool<Filter> = Pool::new(2);
+    let mut builder = RuntimeBuilder::new(options());
+    builder.supervise(&filters, RestartPolicy::Permanent, |_| Ok(Filter));
+    let runtime: Runtime = builder.start().unwrap();
+
+    // One filter: a page passes when it is on the lighthouse's host.
+    let lighthouse = features_at("http://otters.test/", "<title>Otters</title>");
+    let bank = FilterBank::restore(
+        FilterParams::default(),
+        vec![FilterFingerprint {
+            id: 7,
+            lighthouse: "http://otters.test/".into(),
+            representatives: vec![("http://otters.test/".into(), lighthouse)],
+            vector: vec![FilterFeature {
+                kind: FeatureKind::Host,
+                threshold: 1.0,
+            }],
+            reliability: 1.0,
+            created_at_ms: 0,
+            passed: 0,
+        }],
+    );
+    let ballot = Arc::new(bank.ballot(&TermStats::default()));
+    let order = |url: &str| VoteOrder {
+        url: url.into(),
+        fingerprint: 1,
+        features: features_at(url, "<title>A page</title>"),
+        ballot: Arc::clone(&ballot),
+    };
+    let vote: Route<VotePage> = filters.route();
+    let mut verdicts = Vec::new();
+    for url in [
+        "http://otters.test/kelp.html",
+        "http://cooking.test/soup.html",
+        "http://otters.test/sea.html",
+        "http://cooking.test/bread.html",
+    ] {
+        let order = order(url);
+        let expected = order.vote();
+        let verdict = vote.send(Envelope::new(VotePage { order })).await.unwrap();
+        assert_eq!(
+            verdict, expected,
+            "{url}: the pool votes as the ballot does"
+        );
+        verdicts.push(verdict);
+    }
+    assert_eq!(verdicts, [Some(7), None, Some(7), None]);
+    // The votes were shared over the pool.
+    for index in 0..2 {
+        assert_eq!(filters.stats(index).handled.load(Ordering::Relaxed), 2);
+    }
+    runtime.shutdown();
 }

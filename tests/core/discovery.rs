@@ -214,10 +214,16 @@ fn a_filter_passes_on_a_majority_and_loses_reliability_to_dislikes() {
     assert!(!filter.passes(&recipe, &stats));
 
     let mut bank = FilterBank::restore(FilterParams::default(), vec![filter]);
-    assert_eq!(bank.vote(&two, &stats), Some(1));
-    assert_eq!(bank.vote(&recipe, &stats), None);
+    let ballot = bank.ballot(&stats);
+    assert_eq!(ballot.vote(&two), Some(1));
+    assert_eq!(ballot.vote(&recipe), None);
+    // A ballot votes as the bank stood: a verdict changes a reliability, so the bank moves on
+    // to a new generation and the loop makes a new ballot.
+    let generation = bank.generation();
     assert!(bank.unreliable().is_empty());
     bank.judge(1, Some(false));
+    assert!(bank.generation() > generation);
+    assert_eq!(ballot.generation(), generation);
     bank.judge(1, Some(false));
     bank.judge(1, Some(true));
     assert!(bank.unreliable().is_empty(), "0.55 is still above 0.4");
@@ -302,6 +308,7 @@ fn crawl_with_events(seed: u64, budget: usize) -> (Engine, Vec<DiscoveryEvent>) 
                 None => engine.handle_failure(&url, now),
             },
         }
+        engine.settle_votes(now);
         events.extend(std::iter::from_fn(|| engine.poll_event()));
     }
     (engine, events)

@@ -275,6 +275,23 @@ fn the_daemon_crawls_from_a_like_and_resumes_after_kill_9_without_fetching_again
         let page = Store::open(&store).unwrap().load_page(&url).unwrap();
         page.filter(|p| p.approved).map(|_| ())
     });
+    // The approved pages were voted on by the Filter pool: its instances handled more than
+    // the liveness pings every instance gets (the FilterAdvisor's, hosted in the loop, count
+    // nothing else).
+    let actors: Vec<Value> = daemon.get("/api/actors").json().unwrap();
+    let handled = |role: &str| -> Vec<u64> {
+        actors
+            .iter()
+            .filter(|a| a["role"] == role)
+            .map(|a| a["handled"].as_u64().unwrap())
+            .collect()
+    };
+    let (filters, advisor) = (handled("filter"), handled("filter_advisor"));
+    let pings = advisor.iter().max().unwrap() + 2;
+    assert!(
+        filters.iter().sum::<u64>() > pings * filters.len() as u64,
+        "filters {filters:?}, filter advisor {advisor:?}"
+    );
 }
 
 #[test]
