@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use ferret::config::Settings;
 use ferret::discovery::bookmarks::read_likes;
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
+use ferret::discovery::intake::at_millis;
 
 use crate::storage::Store;
 use crate::supervisor::unix_millis;
@@ -32,7 +33,7 @@ pub struct LikeArgs {
     pub urls: Vec<String>,
 }
 
-/// `ferret feedback --kind K [--seconds S] URL`.
+/// `ferret feedback --kind K [--seconds S] [--at TIME] URL`.
 #[derive(Debug, clap::Args)]
 pub struct FeedbackArgs {
     #[command(flatten)]
@@ -44,6 +45,10 @@ pub struct FeedbackArgs {
     /// For a dwell: the seconds you spent on the page.
     #[arg(long)]
     pub seconds: Option<f64>,
+    /// When you did it, RFC 3339 (e.g. 2026-11-24T09:30:00Z); default now. Hittage decays
+    /// with an event's age, so an old visit counts for less.
+    #[arg(long)]
+    pub at: Option<String>,
     /// The page (an http or https URL).
     pub url: String,
 }
@@ -76,7 +81,11 @@ pub fn like(settings: &Settings, args: &LikeArgs) -> anyhow::Result<i32> {
 
 /// `ferret feedback`.
 pub fn feedback(settings: &Settings, args: &FeedbackArgs) -> anyhow::Result<i32> {
-    let event = Feedback::new(&args.url, args.kind, args.seconds, unix_millis())?;
+    let at_ms = match &args.at {
+        Some(at) => at_millis(at)?,
+        None => unix_millis(),
+    };
+    let event = Feedback::new(&args.url, args.kind, args.seconds, at_ms)?;
     record(settings, std::slice::from_ref(&event))?;
     println!("{}", serde_json::to_string(&event)?);
     Ok(0)

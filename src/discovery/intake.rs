@@ -50,14 +50,19 @@ pub fn feedback_from_json(body: &[u8], now_ms: i64) -> Result<Feedback, IntakeEr
     let kind: FeedbackKind = body.kind.parse().map_err(IntakeError::Kind)?;
     let at_ms = match &body.at {
         None => now_ms,
-        Some(at) => chrono::DateTime::parse_from_rfc3339(at)
-            .map_err(|err| IntakeError::BadTime {
-                at: at.clone(),
-                reason: err.to_string(),
-            })?
-            .timestamp_millis(),
+        Some(at) => at_millis(at)?,
     };
     Feedback::new(&body.url, kind, body.seconds, at_ms).map_err(IntakeError::Invalid)
+}
+
+/// An event's `at` (RFC 3339, as the API and `ferret feedback --at` take it) in Unix ms.
+pub fn at_millis(at: &str) -> Result<i64, IntakeError> {
+    chrono::DateTime::parse_from_rfc3339(at)
+        .map(|t| t.timestamp_millis())
+        .map_err(|err| IntakeError::BadTime {
+            at: at.to_string(),
+            reason: err.to_string(),
+        })
 }
 
 /// The body that reads back as `event` (`at` in RFC 3339 UTC, to the millisecond); None when

@@ -197,10 +197,29 @@ fn feedback_commands_write_the_store_without_a_daemon() {
     let out = ferret()
         .args(["feedback", "--kind", "dwell", "--seconds", "42", "--config"])
         .arg(&config)
-        .arg("https://d.example/")
+        .args(["--at", "2026-11-24T09:30:00+01:00", "https://d.example/"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    let out = ferret()
+        .args([
+            "feedback",
+            "--kind",
+            "visit",
+            "--at",
+            "yesterday",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("https://d.example/")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a bad --at records nothing");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("at: `yesterday` is not an RFC 3339 time"),
+        "{stderr}"
+    );
     let out = ferret()
         .args(["feedback", "--kind", "dwell", "--config"])
         .arg(&config)
@@ -219,12 +238,15 @@ fn feedback_commands_write_the_store_without_a_daemon() {
     assert!(!out.status.success(), "one bad URL: nothing recorded");
 
     let store = Store::open(&dir.path().join("ferret.db")).unwrap();
-    let recorded: Vec<(String, FeedbackKind)> = store
-        .load_feedback()
-        .unwrap()
-        .into_iter()
-        .map(|f| (f.url, f.kind))
-        .collect();
+    let feedback = store.load_feedback().unwrap();
+    let dwell = feedback.iter().find(|f| f.kind == FeedbackKind::Dwell);
+    assert_eq!(
+        dwell.map(|f| f.at_ms),
+        Some(1_795_509_000_000),
+        "--at 2026-11-24T09:30:00+01:00 is 08:30 UTC"
+    );
+    let recorded: Vec<(String, FeedbackKind)> =
+        feedback.into_iter().map(|f| (f.url, f.kind)).collect();
     let mut urls: Vec<&str> = recorded.iter().map(|(url, _)| url.as_str()).collect();
     urls.sort_unstable();
     assert_eq!(

@@ -146,7 +146,7 @@ pub struct StoredFingerprint {
     pub flushed_at_ms: Option<i64>,
 }
 
-/// A fingerprint of the loop as the store keeps it (see [`Store::sync_fingerprints`]).
+/// A fingerprint of the loop as the store keeps it (see [`Store::save_discovery_state`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FingerprintState {
     /// The loop's id of it (the `id` of its body), unique in its pool while in use.
@@ -657,8 +657,8 @@ impl Store {
         Ok(pages)
     }
 
-    /// Saves the loop's state: both pools synced ([`Store::sync_fingerprints`]) and the
-    /// representatives' history ([`Store::save_representatives`]), in one transaction.
+    /// Saves the loop's state: both pools synced (`sync_fingerprints`) and the
+    /// representatives' history (`save_representatives`), in one transaction.
     pub fn save_discovery_state(
         &mut self,
         state: &DiscoveryState,
