@@ -423,36 +423,33 @@ where
             continue;
         };
         match done {
-            Done::Page { .. } => {
-                pages_out -= 1;
-                fetches_out -= 1;
-            }
-            Done::Robots { .. } => fetches_out -= 1,
-            Done::Vote { .. } => {}
-        }
-        match done {
             Done::Vote {
                 url,
                 fingerprint,
                 verdict,
             } => engine.handle_vote(&url, fingerprint, verdict, now()),
             Done::Robots { host, outcome } => {
+                fetches_out -= 1;
                 if matches!(outcome, RobotsOutcome::Refused) {
                     tracing::info!(%host, "Host refused by the address policy; its URLs are dropped.");
                 }
                 engine.handle_robots(&host, outcome, now());
             }
-            Done::Page { url, result } => match result {
-                Ok(page) => {
-                    fetched.push(url.to_string());
-                    let (doc, features) = *page;
-                    engine.handle_page_with(doc, features, now());
+            Done::Page { url, result } => {
+                fetches_out -= 1;
+                pages_out -= 1;
+                match result {
+                    Ok(page) => {
+                        fetched.push(url.to_string());
+                        let (doc, features) = *page;
+                        engine.handle_page_with(doc, features, now());
+                    }
+                    Err(err) => {
+                        tracing::debug!(%url, error = %err, "Fetch failed.");
+                        engine.handle_failure(&url, now());
+                    }
                 }
-                Err(err) => {
-                    tracing::debug!(%url, error = %err, "Fetch failed.");
-                    engine.handle_failure(&url, now());
-                }
-            },
+            }
         }
         while let Some(event) = engine.poll_event() {
             sink(&event)?;
