@@ -19,13 +19,6 @@
 //! the verdict to [`Engine::handle_vote`], which maps the page or discards it. Until then the
 //! page counts for its fingerprint neither as accepted nor as exhausted.
 //!
-//! **The vote runs outside the loop.** A page a ferret fingerprint approves becomes a
-//! [`VoteOrder`] ([`Engine::poll_vote`]): the page's features and a [`Ballot`] (the filters
-//! and term statistics, frozen and shared). The driver has it carried out where it likes — the
-//! daemon's Filter pool, a worker thread, or here with [`Engine::settle_votes`] — and hands
-//! the verdict back to [`Engine::handle_vote`], which maps the page or discards it. Until the
-//! verdict is in, the page counts for its fingerprint as neither accepted nor exhausted.
-//!
 //! **What a Ferret fetches first.** A fingerprint's representative has its links queued in
 //! the frontier, each with a priority: the link's own topic (its URL's words and its anchor
 //! text, [`FeatureKind::OF_LINK`]) against the representative's and its lighthouse's, plus the

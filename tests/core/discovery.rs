@@ -3,7 +3,9 @@
 //! and the whole loop on a two-topic site, against breadth-first, deterministically.
 
 use ferret::discovery::advisor::{FerretAdvisor, FerretAdvisorParams, Group, PageView};
-use ferret::discovery::engine::{DiscoveryEvent, Earlier, Engine, EngineParams, RestoredPage};
+use ferret::discovery::engine::{
+    DiscoveryEvent, Earlier, Engine, EngineParams, RestoredPage, VoteOrder,
+};
 use ferret::discovery::features::{similarity, FeatureKind, Features, TermStats};
 use ferret::discovery::filter::{FilterBank, FilterFeature, FilterFingerprint, FilterParams};
 use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
@@ -280,6 +282,19 @@ fn crawl(seed: u64, budget: usize) -> (Vec<String>, Vec<String>) {
 
 /// [`crawl`]'s loop and every event it gave.
 fn crawl_with_events(seed: u64, budget: usize) -> (Engine, Vec<DiscoveryEvent>) {
+    let (engine, events, held) = crawl_voting(seed, budget, false);
+    assert!(held.is_empty());
+    (engine, events)
+}
+
+/// [`crawl_with_events`], the votes the loop orders taken at once, or with `hold` kept
+/// unanswered and returned.
+fn crawl_voting(
+    seed: u64,
+    budget: usize,
+    hold: bool,
+) -> (Engine, Vec<DiscoveryEvent>, Vec<VoteOrder>) {
+    let mut held = Vec::new();
     let mut engine = local_engine(EngineParams {
         seed,
         ..EngineParams::default()
@@ -308,10 +323,60 @@ fn crawl_with_events(seed: u64, budget: usize) -> (Engine, Vec<DiscoveryEvent>) 
                 None => engine.handle_failure(&url, now),
             },
         }
-        engine.settle_votes(now);
+        if hold {
+            held.extend(std::iter::from_fn(|| engine.poll_vote()));
+        } else {
+            engine.settle_votes(now);
+        }
         events.extend(std::iter::from_fn(|| engine.poll_event()));
     }
-    (engine, events)
+    (engine, events, held)
+}
+
+/// The Filters' vote runs outside the loop: each approved page is voted on once however many
+/// fingerprints approve it while its vote is out, nothing is mapped before its verdict, and
+/// the verdict maps the page (with the filter that passed it) or discards it, once.
+#[test]
+fn a_vote_runs_outside_the_loop_once_per_page_and_its_verdict_maps_or_discards() {
+    let (mut engine, events, held) = crawl_voting(1, 32, true);
+    assert!(!held.is_empty(), "pages were approved");
+    let urls: std::collections::HashSet<&str> = held.iter().map(|o| o.url.as_str()).collect();
+    assert_eq!(urls.len(), held.len(), "one vote per page");
+    let mapped_by_filter = |events: &[DiscoveryEvent]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, DiscoveryEvent::Accepted(p) if p.filter.is_some()))
+            .count()
+    };
+    assert_eq!(
+        mapped_by_filter(&events),
+        0,
+        "nothing mapped before a verdict"
+    );
+
+    let verdicts: Vec<Option<u64>> = held.iter().map(VoteOrder::vote).collect();
+    assert!(verdicts.iter().any(Option::is_some), "{verdicts:?}");
+    for (order, verdict) in held.iter().zip(&verdicts) {
+        engine.handle_vote(&order.url, order.fingerprint, *verdict, 1_000);
+    }
+    let answered: Vec<DiscoveryEvent> = std::iter::from_fn(|| engine.poll_event()).collect();
+    for (order, verdict) in held.iter().zip(&verdicts) {
+        let told = answered.iter().find_map(|e| match e {
+            DiscoveryEvent::Accepted(p) if p.url == order.url => Some(p.filter),
+            DiscoveryEvent::Discarded { url } if *url == order.url => Some(None),
+            _ => None,
+        });
+        assert_eq!(told, Some(*verdict), "{}", order.url);
+    }
+    assert_eq!(
+        mapped_by_filter(&answered),
+        verdicts.iter().filter(|v| v.is_some()).count()
+    );
+    // An answer again, or to a vote never ordered, changes nothing.
+    let first = &held[0];
+    engine.handle_vote(&first.url, first.fingerprint, Some(99), 2_000);
+    engine.handle_vote("http://nowhere.test/", 1, Some(99), 2_000);
+    assert_eq!(engine.poll_event(), None);
 }
 
 /// Every fetched page stays in the loop's cache, approved or not: a fingerprint's approval is

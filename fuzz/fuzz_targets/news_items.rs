@@ -1,0 +1,43 @@
+//! A news stream for `ferret cluster --input` is outside input: whatever the bytes, the lines
+//! read as items or an error naming a line, never a panic; every item read has an RFC 3339
+//! date; and the items read go through the whole story pipeline (HTML stripped, words,
+//! language, stems, near-duplicates, both clustering levels): a near-copy only of an item
+//! before it, every item counted, and the same placements when the stream is run again.
+#![no_main]
+
+use ferret::stories::{read_items, ClusterParams, Clusterer};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let items = match read_items(text) {
+        Ok(items) => items,
+        Err(err) => {
+            assert!(err.starts_with("line "), "an error names its line: {err}");
+            return;
+        }
+    };
+    let run = || {
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let placed: Vec<_> = items
+            .iter()
+            .map(|item| {
+                let at = item.millis().expect("an item read has a date");
+                let placed = clusterer.add(&item.title, &item.text, at);
+                (placed.event, clusterer.story(placed.story), placed.duplicate_of)
+            })
+            .collect();
+        assert_eq!(clusterer.len() as usize, items.len());
+        assert!(clusterer.duplicates() as usize <= items.len());
+        placed
+    };
+    let first = run();
+    for (n, &(_, _, copy_of)) in first.iter().enumerate() {
+        if let Some(original) = copy_of {
+            assert!((original as usize) < n, "item {n} a copy of a later one");
+        }
+    }
+    assert_eq!(first, run(), "deterministic");
+});
