@@ -29,9 +29,12 @@
 //! **Young stories.** A story of at most `young_story` items is judged again each time it
 //! grows: its centroid against the big stories (`big_story` items or more) among the
 //! candidates of the item that just joined it; when the closest reaches `young_threshold`, the
-//! young story merges into it. A story's first headline often leans on a detail of its own
-//! ("UK's first bitcoin machine opens in east London cafe") and starts a story beside the big
-//! one it belongs to; its next headlines join it, and their sum says what they share.
+//! young story merges into it. And the other way: when a big story grows, the young stories
+//! among its new item's candidates whose centroids reach `young_threshold` against it merge
+//! into it (a big story still growing catches up with the young ones that were too far from it
+//! when they started). A story's first headline often leans on a detail of its own ("UK's
+//! first bitcoin machine opens in east London cafe") and starts a story beside the big one it
+//! belongs to; its next headlines join it, and their sum says what they share.
 //!
 //! **Window.** Events and stories not updated for `window` are retired: they leave the
 //! indexes and take no more items. Memory stays bounded on an endless stream.
@@ -105,7 +108,7 @@ impl Default for ClusterParams {
             merge_threshold: 0.25,
             big_story_threshold: 0.06,
             big_story: 40,
-            young_story: 8,
+            young_story: 6,
             young_threshold: 0.12,
             title_fuzzy: None,
             fuzzy_cutoff: 0.7,
@@ -472,7 +475,7 @@ pub struct Clusterer {
     lsh: LshIndex,
     kept: BTreeMap<u32, Kept>,
     /// Scratch for [`Clusterer::grow_young_story`].
-    big_candidates: Vec<u32>,
+    young_candidates: Vec<u32>,
     arrivals: u32,
     duplicates: u32,
 }
@@ -496,7 +499,7 @@ impl Clusterer {
             event_titles: Vec::new(),
             story_parent: Vec::new(),
             kept: BTreeMap::new(),
-            big_candidates: Vec::new(),
+            young_candidates: Vec::new(),
             arrivals: 0,
             duplicates: 0,
         }
@@ -695,36 +698,54 @@ impl Clusterer {
 
     /// When `story` is young (at most `young_story` items), its centroid against the big
     /// stories among the candidates of `lookup`: it merges into the closest if that reaches
-    /// `young_threshold`. Returns the story the item is in after it.
+    /// `young_threshold`. When `story` is big, the young stories among the candidates whose
+    /// centroids reach `young_threshold` against it merge into it. Returns the story the item
+    /// is in after it.
     fn grow_young_story(&mut self, story: u32, lookup: &[u32]) -> u32 {
         let young = self.params.young_story;
-        if self.stories.clusters[story as usize].items > young {
+        let big = self.params.big_story.max(young + 1);
+        let items = self.stories.clusters[story as usize].items;
+        if young == 0 || (items > young && items < big) {
             return story;
         }
-        let big = self.params.big_story.max(young + 1);
-        let mut candidates = std::mem::take(&mut self.big_candidates);
+        let story_is_young = items <= young;
+        let mut candidates = std::mem::take(&mut self.young_candidates);
         candidates.clear();
         self.stories.for_each_candidate(lookup, |id, cluster| {
-            if id != story && cluster.items >= big {
+            let wanted = if story_is_young {
+                cluster.items >= big
+            } else {
+                cluster.items <= young
+            };
+            if id != story && wanted {
                 candidates.push(id);
             }
         });
-        let mut best: Option<(f32, u32)> = None;
-        for &id in &candidates {
-            let scored = (self.stories.centroid_cosine(story, id), id);
-            if better(scored, best) {
-                best = Some(scored);
+        let threshold = self.params.young_threshold;
+        let mut into = story;
+        if story_is_young {
+            let mut best: Option<(f32, u32)> = None;
+            for &id in &candidates {
+                let scored = (self.stories.centroid_cosine(story, id), id);
+                if better(scored, best) {
+                    best = Some(scored);
+                }
+            }
+            if let Some((_, closest)) = best.filter(|&(cosine, _)| cosine >= threshold) {
+                self.stories.merge(closest, story);
+                self.story_parent[story as usize] = closest;
+                into = closest;
+            }
+        } else {
+            for &id in &candidates {
+                if self.stories.centroid_cosine(id, story) >= threshold {
+                    self.stories.merge(story, id);
+                    self.story_parent[id as usize] = story;
+                }
             }
         }
-        self.big_candidates = candidates;
-        match best {
-            Some((cosine, into)) if cosine >= self.params.young_threshold => {
-                self.stories.merge(into, story);
-                self.story_parent[story as usize] = into;
-                into
-            }
-            _ => story,
-        }
+        self.young_candidates = candidates;
+        into
     }
 
     fn duplicate_of(&self, item: &[u64], bands: &[u64]) -> Option<u32> {
@@ -939,7 +960,7 @@ mod tests {
         // Cosine 0.4: stays.
         let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 2);
         assert_eq!(clusterer.grow_young_story(far, &[0]), far);
-        // Three items: no longer young, stays.
+        // Three items: no longer young (big, here), stays.
         let old = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
         assert_eq!(clusterer.grow_young_story(old, &[0]), old);
         // Identical to a story of two items, which is not big: stays.
@@ -951,6 +972,43 @@ mod tests {
         clusterer.params.young_story = 0;
         let again = story(&mut clusterer, &vec![(0, 1.0)], 1);
         assert_eq!(clusterer.grow_young_story(again, &[0]), again);
+    }
+
+    /// A big story (4 items or more here) that grows takes in the young stories (2 items at
+    /// most) among its item's candidates whose centroids reach the young threshold (0.5) against
+    /// it: not those below it, not a story between young and big.
+    #[test]
+    fn a_growing_big_story_takes_in_close_young_stories() {
+        let mut clusterer = Clusterer::new(ClusterParams {
+            big_story: 4,
+            young_story: 2,
+            young_threshold: 0.5,
+            ..ClusterParams::default()
+        });
+        let story = |clusterer: &mut Clusterer, vector: &Vector, items: u32| {
+            let id = clusterer.stories.create(vector, 0);
+            clusterer.story_parent.push(id);
+            for _ in 1..items {
+                clusterer.stories.add(id, vector, 0);
+            }
+            id
+        };
+        let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 2);
+        let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 1);
+        let middle = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
+        let big = story(&mut clusterer, &vec![(0, 1.0)], 4);
+        assert_eq!(clusterer.grow_young_story(big, &[0]), big);
+        assert_eq!(clusterer.story(close), big);
+        assert_eq!(clusterer.story(far), far);
+        assert_eq!(clusterer.story(middle), middle);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 6);
+        // The middle story is no candidate either way.
+        assert_eq!(clusterer.grow_young_story(middle, &[0]), middle);
+        // Off: nothing is taken in.
+        let later = story(&mut clusterer, &vec![(0, 0.6), (4, 0.8)], 1);
+        clusterer.params.young_story = 0;
+        assert_eq!(clusterer.grow_young_story(big, &[0]), big);
+        assert_eq!(clusterer.story(later), later);
     }
 
     /// Events see the words of a vector, normalised again: 0.3 and 0.4 become 0.6 and 0.8.
