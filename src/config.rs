@@ -392,6 +392,9 @@ struct RawStories {
     story_threshold: Option<f64>,
     merge_threshold: Option<f64>,
     big_story_threshold: Option<f64>,
+    big_story: Option<i64>,
+    young_story: Option<i64>,
+    young_threshold: Option<f64>,
     freshness_weight: Option<f64>,
     half_life_hours: Option<f64>,
     size_weight: Option<f64>,
@@ -798,10 +801,22 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
             );
         }
     }
+    let cluster_defaults = ClusterParams::default();
+    let big_story = check.int(
+        "stories.big_story",
+        raw.big_story,
+        cluster_defaults.big_story,
+        1..=1_000_000,
+    );
+    let young_story = check.int(
+        "stories.young_story",
+        raw.young_story,
+        cluster_defaults.young_story,
+        0..=1_000_000,
+    );
     let mut number = |key: &str, value, default, range| {
         check.float(&format!("stories.{key}"), value, default, range)
     };
-    let cluster_defaults = ClusterParams::default();
     let rank_defaults = RankWeights::default();
     let hour = 3_600_000.0;
     let window = number(
@@ -841,6 +856,13 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
             raw.big_story_threshold,
             cluster_defaults.big_story_threshold,
         ),
+        young_threshold: cosine(
+            "young_threshold",
+            raw.young_threshold,
+            cluster_defaults.young_threshold,
+        ),
+        big_story,
+        young_story,
         ..cluster_defaults
     };
     let mut weight =

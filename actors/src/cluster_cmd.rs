@@ -43,6 +43,16 @@ pub struct ClusterArgs {
     /// Cosine at or above which a new event joins a big story.
     #[arg(long)]
     pub big_story_threshold: Option<f32>,
+    /// Items from which a story counts as big.
+    #[arg(long)]
+    pub big_story: Option<u32>,
+    /// Items up to which a story is young: judged again against the big stories as it grows
+    /// (0: off).
+    #[arg(long)]
+    pub young_story: Option<u32>,
+    /// Cosine of a young story's centroid to a big story's at which it merges into it.
+    #[arg(long)]
+    pub young_threshold: Option<f32>,
     /// Terms of an item used to look up candidate clusters.
     #[arg(long)]
     pub lookup_terms: Option<usize>,
@@ -80,6 +90,9 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         big_story_threshold: args
             .big_story_threshold
             .unwrap_or(defaults.big_story_threshold),
+        big_story: args.big_story.unwrap_or(defaults.big_story),
+        young_story: args.young_story.unwrap_or(defaults.young_story),
+        young_threshold: args.young_threshold.unwrap_or(defaults.young_threshold),
         bigrams: defaults.bigrams && !args.no_bigrams,
         ..defaults
     };

@@ -11,7 +11,7 @@
 //!
 //! **Weights.** Each item's terms are weighted tf·idf^p with `tf = ½ + ½·f / max f`,
 //! `idf = ln(N / df)`, N and df counted over the items seen so far (the stream's own
-//! statistics, kept incrementally), and p = `idf_power` (½ by default: a headline is a handful
+//! statistics, kept incrementally), and p = `idf_power` (¼ by default: a headline is a handful
 //! of words, and with the plain idf its one rare word decides alone). Vectors are
 //! L2-normalised.
 //!
@@ -25,6 +25,16 @@
 //! the event threshold), or `big_story_threshold` (lower still) when that story holds
 //! `big_story` items or more; otherwise it starts a story. Items that join an event add to its
 //! story's centroid as well.
+//!
+//! **Young stories.** A story of at most `young_story` items is judged again each time it
+//! grows: its centroid against the big stories (`big_story` items or more) among the
+//! candidates of the item that just joined it; when the closest reaches `young_threshold`, the
+//! young story merges into it. And the other way: when a big story grows, the young stories
+//! among its new item's candidates whose centroids reach `young_threshold` against it merge
+//! into it (a big story still growing catches up with the young ones that were too far from it
+//! when they started). A story's first headline often leans on a detail of its own ("UK's
+//! first bitcoin machine opens in east London cafe") and starts a story beside the big one it
+//! belongs to; its next headlines join it, and their sum says what they share.
 //!
 //! **Window.** Events and stories not updated for `window` are retired: they leave the
 //! indexes and take no more items. Memory stays bounded on an endless stream.
@@ -64,6 +74,12 @@ pub struct ClusterParams {
     pub big_story_threshold: f32,
     /// Items from which a story counts as big.
     pub big_story: u32,
+    /// Items up to which a story counts as young: judged again, as a whole, against the big
+    /// stories each time it grows. 0: off.
+    pub young_story: u32,
+    /// Cosine between a young story's centroid and a big story's at or above which the young
+    /// story merges into the big one.
+    pub young_threshold: f32,
     /// Fuzzy matrix similarity of titles at or above which an item joins the closest event
     /// although its cosine is under `event_threshold` (but at least half of it); `None`: off.
     pub title_fuzzy: Option<f64>,
@@ -89,15 +105,17 @@ impl Default for ClusterParams {
             duplicate_containment: 0.9,
             event_threshold: 0.6,
             story_threshold: 0.12,
-            merge_threshold: 0.2,
+            merge_threshold: 0.25,
             big_story_threshold: 0.06,
-            big_story: 10,
+            big_story: 40,
+            young_story: 6,
+            young_threshold: 0.12,
             title_fuzzy: None,
             fuzzy_cutoff: 0.7,
             window: 3 * 24 * 3_600_000,
             lookup_terms: 6,
             bigrams: true,
-            idf_power: 0.5,
+            idf_power: 0.25,
             seed: 1,
         }
     }
@@ -456,6 +474,8 @@ pub struct Clusterer {
     story_parent: Vec<u32>,
     lsh: LshIndex,
     kept: BTreeMap<u32, Kept>,
+    /// Scratch for [`Clusterer::grow_young_story`].
+    young_candidates: Vec<u32>,
     arrivals: u32,
     duplicates: u32,
 }
@@ -479,6 +499,7 @@ impl Clusterer {
             event_titles: Vec::new(),
             story_parent: Vec::new(),
             kept: BTreeMap::new(),
+            young_candidates: Vec::new(),
             arrivals: 0,
             duplicates: 0,
         }
@@ -583,8 +604,9 @@ impl Clusterer {
                 }
             }
         };
+        let story = self.merge_stories(assignment.story, &vector, &lookup, other_story);
         let assignment = Assignment {
-            story: self.merge_stories(assignment.story, &vector, &lookup, other_story),
+            story: self.grow_young_story(story, &lookup),
             ..assignment
         };
         self.lsh.insert(arrival, &bands);
@@ -671,6 +693,58 @@ impl Clusterer {
         };
         self.stories.merge(into, from);
         self.story_parent[from as usize] = into;
+        into
+    }
+
+    /// When `story` is young (at most `young_story` items), its centroid against the big
+    /// stories among the candidates of `lookup`: it merges into the closest if that reaches
+    /// `young_threshold`. When `story` is big, the young stories among the candidates whose
+    /// centroids reach `young_threshold` against it merge into it. Returns the story the item
+    /// is in after it.
+    fn grow_young_story(&mut self, story: u32, lookup: &[u32]) -> u32 {
+        let young = self.params.young_story;
+        let big = self.params.big_story.max(young + 1);
+        let items = self.stories.clusters[story as usize].items;
+        if young == 0 || (items > young && items < big) {
+            return story;
+        }
+        let story_is_young = items <= young;
+        let mut candidates = std::mem::take(&mut self.young_candidates);
+        candidates.clear();
+        self.stories.for_each_candidate(lookup, |id, cluster| {
+            let wanted = if story_is_young {
+                cluster.items >= big
+            } else {
+                cluster.items <= young
+            };
+            if id != story && wanted {
+                candidates.push(id);
+            }
+        });
+        let threshold = self.params.young_threshold;
+        let mut into = story;
+        if story_is_young {
+            let mut best: Option<(f32, u32)> = None;
+            for &id in &candidates {
+                let scored = (self.stories.centroid_cosine(story, id), id);
+                if better(scored, best) {
+                    best = Some(scored);
+                }
+            }
+            if let Some((_, closest)) = best.filter(|&(cosine, _)| cosine >= threshold) {
+                self.stories.merge(closest, story);
+                self.story_parent[story as usize] = closest;
+                into = closest;
+            }
+        } else {
+            for &id in &candidates {
+                if self.stories.centroid_cosine(id, story) >= threshold {
+                    self.stories.merge(story, id);
+                    self.story_parent[id as usize] = story;
+                }
+            }
+        }
+        self.young_candidates = candidates;
         into
     }
 
@@ -764,6 +838,7 @@ impl Clusterer {
                 let idf = match power {
                     1.0 => idf,
                     0.5 => idf.max(0.0).sqrt(),
+                    0.25 => idf.max(0.0).sqrt().sqrt(),
                     _ => idf.max(0.0).powf(power),
                 };
                 (id, tf * idf)
@@ -828,12 +903,15 @@ mod tests {
         clusterer.term_ids(&words, Lang::Other)
     }
 
-    /// A big story takes a new event at a lower cosine: with the defaults (0.12, or 0.06 from
-    /// 10 items on), a story of 10 items takes one at 0.07 and a story of 9 does not; merged
-    /// stories count their items together.
+    /// A big story takes a new event at a lower cosine: with the default thresholds (0.12, or
+    /// 0.06 from `big_story` items on; 10 here), a story of 10 items takes one at 0.07 and a
+    /// story of 9 does not; merged stories count their items together.
     #[test]
     fn big_stories_take_new_events_at_a_lower_cosine() {
-        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let mut clusterer = Clusterer::new(ClusterParams {
+            big_story: 10,
+            ..ClusterParams::default()
+        });
         let vector = vec![(0, 1.0)];
         let big = clusterer.stories.create(&vector, 0);
         let small = clusterer.stories.create(&vector, 0);
@@ -851,6 +929,86 @@ mod tests {
         assert!(clusterer.joins_story((0.12, small)));
         clusterer.stories.merge(big, small);
         assert_eq!(clusterer.stories.clusters[big as usize].items, 19);
+    }
+
+    /// A young story (2 items at most here) merges into the closest big story (3 items or
+    /// more) whose centroid reaches the young threshold (0.5 here); not below it, not once it
+    /// is older, not into a story that is not big.
+    #[test]
+    fn young_stories_merge_into_a_close_big_story() {
+        let mut clusterer = Clusterer::new(ClusterParams {
+            big_story: 3,
+            young_story: 2,
+            young_threshold: 0.5,
+            ..ClusterParams::default()
+        });
+        let story = |clusterer: &mut Clusterer, vector: &Vector, items: u32| {
+            let id = clusterer.stories.create(vector, 0);
+            clusterer.story_parent.push(id);
+            for _ in 1..items {
+                clusterer.stories.add(id, vector, 0);
+            }
+            id
+        };
+        let big = story(&mut clusterer, &vec![(0, 1.0)], 3);
+        // Cosine 0.6 to the big story: merges.
+        let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 1);
+        assert_eq!(clusterer.grow_young_story(close, &[0]), big);
+        assert_eq!(clusterer.story(close), big);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 4);
+        assert!(clusterer.stories.clusters[close as usize].retired);
+        // Cosine 0.4: stays.
+        let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 2);
+        assert_eq!(clusterer.grow_young_story(far, &[0]), far);
+        // Three items: no longer young (big, here), stays.
+        let old = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
+        assert_eq!(clusterer.grow_young_story(old, &[0]), old);
+        // Identical to a story of two items, which is not big: stays.
+        let small = story(&mut clusterer, &vec![(4, 1.0)], 2);
+        let twin = story(&mut clusterer, &vec![(4, 1.0)], 1);
+        assert_eq!(clusterer.grow_young_story(twin, &[4]), twin);
+        assert_eq!(clusterer.story(small), small);
+        // Off: nothing is young.
+        clusterer.params.young_story = 0;
+        let again = story(&mut clusterer, &vec![(0, 1.0)], 1);
+        assert_eq!(clusterer.grow_young_story(again, &[0]), again);
+    }
+
+    /// A big story (4 items or more here) that grows takes in the young stories (2 items at
+    /// most) among its item's candidates whose centroids reach the young threshold (0.5) against
+    /// it: not those below it, not a story between young and big.
+    #[test]
+    fn a_growing_big_story_takes_in_close_young_stories() {
+        let mut clusterer = Clusterer::new(ClusterParams {
+            big_story: 4,
+            young_story: 2,
+            young_threshold: 0.5,
+            ..ClusterParams::default()
+        });
+        let story = |clusterer: &mut Clusterer, vector: &Vector, items: u32| {
+            let id = clusterer.stories.create(vector, 0);
+            clusterer.story_parent.push(id);
+            for _ in 1..items {
+                clusterer.stories.add(id, vector, 0);
+            }
+            id
+        };
+        let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 2);
+        let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 1);
+        let middle = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
+        let big = story(&mut clusterer, &vec![(0, 1.0)], 4);
+        assert_eq!(clusterer.grow_young_story(big, &[0]), big);
+        assert_eq!(clusterer.story(close), big);
+        assert_eq!(clusterer.story(far), far);
+        assert_eq!(clusterer.story(middle), middle);
+        assert_eq!(clusterer.stories.clusters[big as usize].items, 6);
+        // The middle story is no candidate either way.
+        assert_eq!(clusterer.grow_young_story(middle, &[0]), middle);
+        // Off: nothing is taken in.
+        let later = story(&mut clusterer, &vec![(0, 0.6), (4, 0.8)], 1);
+        clusterer.params.young_story = 0;
+        assert_eq!(clusterer.grow_young_story(big, &[0]), big);
+        assert_eq!(clusterer.story(later), later);
     }
 
     /// Events see the words of a vector, normalised again: 0.3 and 0.4 become 0.6 and 0.8.
@@ -920,20 +1078,27 @@ mod tests {
         // Lookup takes words only, highest weighted first (ties: lower id).
         assert_eq!(clusterer.lookup(&third), [b, c]);
 
-        // The default idf power ½: the same items weigh √idf, so "b c" weighs
-        // √ln 3 / √(3 · ln 1.5 + ln 3) = 0.688 881.
-        let mut damped = Clusterer::new(ClusterParams::default());
-        let (a, b, c) = (
-            ids(&mut damped, &["aa"])[0],
-            ids(&mut damped, &["bb"])[0],
-            ids(&mut damped, &["cc"])[0],
-        );
-        damped.vector(&[a, b]);
-        damped.vector(&[a, c]);
-        let third = damped.vector(&[a, b, c]);
-        let bc = damped.bigrams[&(b, c)];
-        let weight = third.iter().find(|(term, _)| *term == bc).unwrap().1;
-        assert!((weight - 0.688_881).abs() < 1e-5, "{weight}");
+        // Idf power ½: the same items weigh √idf, so "b c" weighs
+        // √ln 3 / √(3 · ln 1.5 + ln 3) = 0.688 881; with the default ¼, the fourth root,
+        // (ln 3)^¼ / √(3 · √ln 1.5 + √ln 3) = 0.595 224.
+        for (power, expected) in [(0.5, 0.688_881), (0.25, 0.595_224)] {
+            let mut damped = Clusterer::new(ClusterParams {
+                idf_power: power,
+                ..ClusterParams::default()
+            });
+            let (a, b, c) = (
+                ids(&mut damped, &["aa"])[0],
+                ids(&mut damped, &["bb"])[0],
+                ids(&mut damped, &["cc"])[0],
+            );
+            damped.vector(&[a, b]);
+            damped.vector(&[a, c]);
+            let third = damped.vector(&[a, b, c]);
+            let bc = damped.bigrams[&(b, c)];
+            let weight = third.iter().find(|(term, _)| *term == bc).unwrap().1;
+            assert!((weight - expected).abs() < 1e-5, "{power}: {weight}");
+        }
+        assert_eq!(ClusterParams::default().idf_power, 0.25);
 
         // Words only: no bigram ids at all.
         let mut words_only = Clusterer::new(ClusterParams {

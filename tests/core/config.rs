@@ -345,15 +345,38 @@ url = "http://example.com/news.xml"
 feeds = ["news", "nope"]
 event_threshold = 1.5
 half_life_hours = 2
+big_story = 0
+young_story = 3
+young_threshold = 0.2
 "#;
     let err = Settings::from_toml(text, None).expect_err("invalid");
     let keys: Vec<&str> = err.problems.iter().map(|p| p.key.as_str()).collect();
-    assert_eq!(keys, ["stories.feeds[1]", "stories.event_threshold"]);
-    let ok = Settings::from_toml(&text.replace(", \"nope\"", "").replace("1.5", "0.4"), None)
-        .expect("valid");
+    assert_eq!(
+        keys,
+        [
+            "stories.feeds[1]",
+            "stories.big_story",
+            "stories.event_threshold"
+        ]
+    );
+    let valid = text
+        .replace(", \"nope\"", "")
+        .replace("1.5", "0.4")
+        .replace("big_story = 0", "big_story = 20");
+    let ok = Settings::from_toml(&valid, None).expect("valid");
     assert_eq!(ok.stories.feeds, ["news"]);
     assert_eq!(ok.stories.cluster.event_threshold, 0.4);
+    assert_eq!(ok.stories.cluster.big_story, 20);
+    assert_eq!(ok.stories.cluster.young_story, 3);
+    assert_eq!(ok.stories.cluster.young_threshold, 0.2);
     assert_eq!(ok.stories.rank.half_life, 2 * 3_600_000);
+    // The shipped [stories] states the defaults.
+    let shipped = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
+    let shipped = Settings::from_toml(&shipped, Some(repo_root())).unwrap();
+    assert_eq!(
+        shipped.stories.cluster,
+        Settings::defaults().stories.cluster
+    );
 }
 
 #[test]
