@@ -931,6 +931,16 @@ mod tests {
         assert_eq!(clusterer.stories.clusters[big as usize].items, 19);
     }
 
+    /// A story of `items` items, each with `vector`.
+    fn story(clusterer: &mut Clusterer, vector: &Vector, items: u32) -> u32 {
+        let id = clusterer.stories.create(vector, 0);
+        clusterer.story_parent.push(id);
+        for _ in 1..items {
+            clusterer.stories.add(id, vector, 0);
+        }
+        id
+    }
+
     /// A young story (2 items at most here) merges into the closest big story (3 items or
     /// more) whose centroid reaches the young threshold (0.5 here); not below it, not once it
     /// is older, not into a story that is not big.
@@ -942,14 +952,6 @@ mod tests {
             young_threshold: 0.5,
             ..ClusterParams::default()
         });
-        let story = |clusterer: &mut Clusterer, vector: &Vector, items: u32| {
-            let id = clusterer.stories.create(vector, 0);
-            clusterer.story_parent.push(id);
-            for _ in 1..items {
-                clusterer.stories.add(id, vector, 0);
-            }
-            id
-        };
         let big = story(&mut clusterer, &vec![(0, 1.0)], 3);
         // Cosine 0.6 to the big story: merges.
         let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 1);
@@ -985,14 +987,6 @@ mod tests {
             young_threshold: 0.5,
             ..ClusterParams::default()
         });
-        let story = |clusterer: &mut Clusterer, vector: &Vector, items: u32| {
-            let id = clusterer.stories.create(vector, 0);
-            clusterer.story_parent.push(id);
-            for _ in 1..items {
-                clusterer.stories.add(id, vector, 0);
-            }
-            id
-        };
         let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 2);
         let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 1);
         let middle = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
