@@ -91,7 +91,7 @@ fn news_items_become_ranked_stories_that_survive_a_restart() {
         server.url("/news.xml")
     );
     let daemon = Daemon::start_with(false, "", "", &extra);
-    let first = eventually_blocking(Duration::from_secs(10), "six items in stories", || {
+    let first = eventually_blocking(Duration::from_secs(30), "six items in stories", || {
         let stories = stories(&daemon);
         (stories.iter().map(Vec::len).sum::<usize>() == 6).then_some(stories)
     });
@@ -102,7 +102,7 @@ fn news_items_become_ranked_stories_that_survive_a_restart() {
         assert_eq!(topics.len(), 1, "a mixed story: {story:?} in {first:?}");
     }
     // The store holds the same stories, item by item.
-    eventually_blocking(Duration::from_secs(10), "the stories stored", || {
+    eventually_blocking(Duration::from_secs(30), "the stories stored", || {
         (stored_stories(&daemon) == first).then_some(())
     });
     let ranked: Vec<Value> = daemon.get("/api/stories?limit=1").json().unwrap();
@@ -117,7 +117,7 @@ fn news_items_become_ranked_stories_that_survive_a_restart() {
     let mut daemon = daemon;
     daemon.wait_for_log(|v| v["fields"]["message"] == "Stories rebuilt from the store.");
     assert_eq!(stories(&daemon), first, "the same stories after a restart");
-    eventually_blocking(Duration::from_secs(10), "the stories stored again", || {
+    eventually_blocking(Duration::from_secs(30), "the stories stored again", || {
         (stored_stories(&daemon) == first).then_some(())
     });
 }
