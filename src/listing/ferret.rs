@@ -31,16 +31,15 @@
 //!   sweep finds deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace, the head (never held back more than one
-//! interval), a sweep round under way, a boundary read whose batch has waited, the sweep.
+//! interval), a boundary read whose batch has waited (if it leaves the next head read its
+//! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::walk::Walk;
 use super::PageView;
-use super::{
-    Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR, MINUTE,
-};
+use super::{Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR};
 
 /// Why a read was made.
 #[derive(Debug, Clone)]
@@ -103,8 +102,9 @@ struct PageRange {
     at: Millis,
 }
 
-/// How long a page's range is trusted to say where a key is.
-const MAP_FRESH: Millis = 3 * MINUTE;
+/// How long a page's range is trusted to say where a key is, in frames (3 minutes of a
+/// 30-minute frame): a listing run time-compressed moves as many pages a frame.
+const MAP_FRESH_PER_FRAME: Millis = 10;
 
 /// A boundary read whose page did not bracket its broadcast's key.
 #[derive(Debug, Clone)]
@@ -120,6 +120,11 @@ const REST_EVERY: u32 = 8;
 
 /// The most pages a round of the recent walk saves up for (its share keeps this many reads).
 const ROUND_MAX: u32 = 96;
+
+/// The share of the budget the two buckets fill at together. The rest is headroom for their
+/// bursts (the main bucket's, and a round the sweep saved up for): spent at once, they would
+/// otherwise take the reads of some hours past the budget.
+const HEADROOM: f64 = 0.97;
 
 /// ferret's strategy; see the module documentation.
 #[derive(Debug)]
@@ -167,11 +172,13 @@ impl FerretPager {
             per_page: params.per_page.max(1),
             page_size: PageSize::new(params.per_page),
             budget: Budget::with_rate(
-                f64::from(params.budget_per_hour) * (1.0 - params.sweep_share.clamp(0.0, 1.0)),
+                f64::from(params.budget_per_hour)
+                    * HEADROOM
+                    * (1.0 - params.sweep_share.clamp(0.0, 1.0)),
                 &params,
             ),
             sweep_budget: Budget::with_rate(
-                f64::from(params.budget_per_hour) * params.sweep_share.clamp(0.0, 1.0),
+                f64::from(params.budget_per_hour) * HEADROOM * params.sweep_share.clamp(0.0, 1.0),
                 &params,
             )
             .with_burst(ROUND_MAX),
@@ -245,7 +252,7 @@ impl FerretPager {
         let top_due = self
             .map
             .get(&page)
-            .filter(|range| range.at + MAP_FRESH >= self.now && range.newest >= key)
+            .filter(|range| range.at + self.map_fresh() >= self.now && range.newest >= key)
             .map(|range| range.newest - key + self.params.settle);
         top_due.map_or(self.params.batch_wait, |wait| {
             wait.min(self.params.batch_wait)
@@ -312,9 +319,15 @@ impl FerretPager {
         )
     }
 
+    /// How long a page's range is trusted to say where a key is.
+    fn map_fresh(&self) -> Millis {
+        self.params.frame.max(1) / MAP_FRESH_PER_FRAME
+    }
+
     /// The page the book predicts lists `key`.
     fn predict(&self, key: Millis) -> u32 {
-        let fresh = |range: &&PageRange| range.at + MAP_FRESH >= self.now;
+        let map_fresh = self.map_fresh();
+        let fresh = |range: &&PageRange| range.at + map_fresh >= self.now;
         // A recent read of a page that held the key.
         let holding = self
             .map
@@ -325,18 +338,29 @@ impl FerretPager {
         if let Some((&page, _)) = holding {
             return page;
         }
-        // Else count from the nearest recent page above it.
+        // Else count from the nearest recent page above it, or up from the end of the list
+        // (the channel's total is fresh from the latest read) when fewer of the book's
+        // broadcasts lie below the key than between it and that page: every broadcast counted
+        // may have ended unseen (or, past a frame boundary, have been extended), so the
+        // shorter count is the surer one. Near the end of the list, where broadcasts are the
+        // extended ones, counting down from a page far above would miss by many pages.
         let above = self
             .map
             .iter()
             .filter(|(_, range)| range.oldest > key && fresh(range))
             .min_by_key(|(_, range)| range.oldest);
-        let position = match above {
-            Some((&page, range)) => {
-                let between = self.book.between(key, range.oldest);
-                u64::from(page) * u64::from(self.per_page) + self.count_live(between)
+        let (base, top) = above.map_or((0, Millis::MAX), |(&page, range)| {
+            (u64::from(page) * u64::from(self.per_page), range.oldest)
+        });
+        let position = match self.total {
+            Some(total)
+                if self.book.between(Millis::MIN, key).count()
+                    < self.book.between(key, top).count() =>
+            {
+                let below = self.count_live(self.book.between(Millis::MIN, key));
+                total.saturating_sub(below + 1)
             }
-            None => self.count_live(self.book.between(key, Millis::MAX)),
+            _ => base + self.count_live(self.book.between(key, top)),
         };
         let page = (position / u64::from(self.per_page) + 1).min(u64::from(u32::MAX)) as u32;
         self.last_page().map_or(page, |last| page.min(last))
@@ -409,8 +433,8 @@ impl FerretPager {
     }
 
     /// The next read and the budget that pays for it, by priority: a boundary read late
-    /// enough to threaten the grace, the head sweep, a sweep round under way, a boundary read
-    /// whose batch is full or has waited enough, the sweep.
+    /// enough to threaten the grace, the head sweep, a boundary read whose batch is full or has
+    /// waited enough (and leaves the head its tokens), a sweep round under way, the sweep.
     fn choose(&mut self, now: Millis) -> Option<(u32, Purpose, Payer)> {
         let main = |read: (u32, Purpose)| (read.0, read.1, Payer::Main);
         let sweep = |read: (u32, Purpose)| (read.0, read.1, Payer::Sweep);
@@ -436,15 +460,17 @@ impl FerretPager {
                 return Some(main((1, Purpose::Head(1))));
             }
         }
+        // A boundary read whose batch is ready goes before a round under way (a round takes
+        // the reader for most of a minute), but not before the next head sweep's pages.
+        if self.budget.allows(now, self.head_keep(now)) {
+            if let Some(read) = self.boundary_read(now, false) {
+                return Some(main(read));
+            }
+        }
         // A round under way goes on at the pace of reads.
         if self.in_round && self.sweep_budget.allows(now, 0) {
             if let Some(read) = self.sweep_read(now, false) {
                 return Some(sweep(read));
-            }
-        }
-        if self.budget.allows(now, 0) {
-            if let Some(read) = self.boundary_read(now, false) {
-                return Some(main(read));
             }
         }
         if self.sweep_budget.allows(now, 0) {
@@ -457,11 +483,48 @@ impl FerretPager {
                 return Some(sweep(read));
             }
         }
-        // What head and boundary reads leave above `reserve` goes to the sweep as well.
-        if self.budget.allows(now, self.params.reserve) {
-            return self.sweep_read(now, true).map(main);
+        // What head and boundary reads leave above `reserve` goes to the sweep as well: it
+        // pays for reads of a round under way or of the rest of the list, and between rounds
+        // it saves up for the next one (a round started on it alone would crawl at the pace
+        // of the sweep's share).
+        let keep = self.params.reserve.max(self.head_keep(now));
+        if self.budget.allows(now, keep) {
+            if self.in_round || self.rest_credit > 0 {
+                return self.sweep_read(now, true).map(main);
+            }
+            // Only as much as the next round lacks: more saved would be a burst past the
+            // budget later.
+            let round = self.sweep_keep(now);
+            while self.budget.allows(now, keep) && !self.sweep_budget.allows(now, round) {
+                self.budget.give(&mut self.sweep_budget, now);
+            }
+            if self.sweep_budget.allows(now, self.sweep_keep(now)) {
+                return self.sweep_read(now, false).map(sweep);
+            }
         }
         None
+    }
+
+    /// Tokens of the main budget a read that can wait keeps back at `now`, so that the next
+    /// head sweep finds its pages paid for when it is due: what the bucket will not refill
+    /// before then. Without it the head waited for boundary reads that took the tokens as
+    /// they came, and ran every 23 s instead of every `head_interval`. A boundary that has
+    /// waited two fifths of the grace no longer defers to the head (its Off Air would come
+    /// late).
+    fn head_keep(&self, now: Millis) -> u32 {
+        if self.head_page.is_some() || !self.bootstrapped {
+            return 0;
+        }
+        let late = self.params.grace * 2 / 5;
+        if self
+            .most_overdue(now)
+            .is_some_and(|(_, due)| now - due >= late)
+        {
+            return 0;
+        }
+        let refills = (self.head_at - now).max(0) / self.budget.spacing;
+        let need = Millis::from(self.params.head_pages.clamp(1, 2));
+        (need - refills).max(0) as u32
     }
 
     /// Counts the entries not past a frame boundary: those past one have most likely ended.
@@ -515,6 +578,11 @@ impl Pager for FerretPager {
     }
 
     fn poll_read(&mut self, now: Millis) -> Option<u32> {
+        if self.now == Millis::MIN {
+            // A fresh detector's sweep has saved nothing: a full share spent at once at the
+            // start would take the first hour past the budget.
+            self.sweep_budget.drain(now);
+        }
         self.now = self.now.max(now);
         if self.requested.is_some() {
             return None;
@@ -627,11 +695,14 @@ impl Pager for FerretPager {
             return None;
         }
         let any = self.budget.ready_at(Millis::MIN, 0);
+        let keep = self.head_keep(self.now);
         let mut wake = if self.total.is_some() {
-            self.budget.ready_at(Millis::MIN, self.params.reserve).min(
-                self.sweep_budget
-                    .ready_at(Millis::MIN, self.sweep_keep(self.now)),
-            )
+            self.budget
+                .ready_at(Millis::MIN, self.params.reserve.max(keep))
+                .min(
+                    self.sweep_budget
+                        .ready_at(Millis::MIN, self.sweep_keep(self.now)),
+                )
         } else {
             Millis::MAX
         };
@@ -642,7 +713,13 @@ impl Pager for FerretPager {
         };
         wake = wake.min(head.max(any));
         if let Some(due) = self.boundary_wake() {
-            wake = wake.min(due.max(any));
+            // A boundary read due before the next head sweep leaves the head its pages.
+            let paid = if due >= self.head_at {
+                any
+            } else {
+                self.budget.ready_at(Millis::MIN, keep)
+            };
+            wake = wake.min(due.max(paid));
         }
         Some(wake)
     }

@@ -186,7 +186,7 @@ impl Default for Params {
             min_interval: SECOND,
             dup_threshold: 0.5,
             look_ahead: 1,
-            head_interval: 18 * SECOND,
+            head_interval: 20 * SECOND,
             head_pages: 2,
             settle: 5 * SECOND,
             batch_wait: 60 * SECOND,
@@ -301,17 +301,14 @@ impl Budget {
         self
     }
 
+    /// Empties the bucket at `now` (it fills from there).
+    pub(crate) fn drain(&mut self, now: Millis) {
+        self.empty_at = Some(now);
+    }
+
     /// Records a read started at `now` paid from another bucket (for the minimum interval).
     pub(crate) fn note(&mut self, now: Millis) {
         self.last_read = Some(now);
-    }
-
-    fn tokens(&self, now: Millis) -> Millis {
-        match self.empty_at {
-            // A fresh detector starts with a full bucket.
-            None => self.burst,
-            Some(empty_at) => ((now - empty_at) / self.spacing).min(self.burst),
-        }
     }
 
     /// The earliest time at which a read keeping `keep` tokens back is allowed.
@@ -334,10 +331,27 @@ impl Budget {
 
     /// Takes one token for a read starting at `now`.
     pub(crate) fn take(&mut self, now: Millis) {
-        let tokens = self.tokens(now);
-        // Recompute the empty time from the tokens left after this read.
-        self.empty_at = Some(now - (tokens - 1).max(0) * self.spacing);
+        self.spend(now);
         self.last_read = Some(now);
+    }
+
+    /// Moves one token to `other` at `now` (no read is made): what one share leaves unused
+    /// saves up in another. `other` keeps at most its burst.
+    pub(crate) fn give(&mut self, other: &mut Budget, now: Millis) {
+        self.spend(now);
+        let full_at = now - other.burst * other.spacing;
+        let empty_at = other.empty_at.map_or(full_at, |at| at.max(full_at));
+        other.empty_at = Some((empty_at - other.spacing).max(full_at));
+    }
+
+    /// Removes one token at `now`. A full bucket has stopped filling: it counts from `burst`
+    /// tokens at `now`. Otherwise one whole token goes and the part of the next one already
+    /// accrued stays (recomputing from whole tokens would drop it: a read at a time that is
+    /// not a token's arrival would lose up to one token).
+    fn spend(&mut self, now: Millis) {
+        let full_at = now - self.burst * self.spacing;
+        let empty_at = self.empty_at.map_or(full_at, |at| at.max(full_at));
+        self.empty_at = Some((empty_at + self.spacing).min(now));
     }
 }
 
@@ -409,4 +423,53 @@ pub fn absence_range(view: &PageView, per_page: u32) -> Option<(Millis, Millis)>
         && view.total == Some(u64::from(view.page.saturating_sub(1)) * u64::from(per_page) + len);
     let low = if is_last { Millis::MIN } else { last.key };
     Some((low, high))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(per_hour: u32, burst: u32) -> Params {
+        Params {
+            budget_per_hour: per_hour,
+            burst,
+            min_interval: 1,
+            ..Params::default()
+        }
+    }
+
+    #[test]
+    fn budget_keeps_the_part_of_a_token_a_read_does_not_use() {
+        // One token every 10 s, at most 2 kept.
+        let mut budget = Budget::new(&params(360, 2));
+        budget.take(0);
+        budget.take(1);
+        // 15 s later: one whole token and half of the next.
+        assert!(budget.allows(15_000, 0));
+        budget.take(15_000);
+        // The half kept makes the next token whole 5 s later, not 10 s.
+        assert_eq!(budget.ready_at(15_001, 0), 20_000);
+    }
+
+    #[test]
+    fn budget_gives_a_token_without_a_read() {
+        let rules = params(360, 2);
+        let mut main = Budget::new(&rules);
+        let mut other = Budget::with_rate(36.0, &rules).with_burst(4);
+        // Both start full; empty the other.
+        for at in 0..4 {
+            other.take(at);
+        }
+        assert!(!other.allows(10, 0));
+        main.give(&mut other, 10);
+        assert!(other.allows(10, 0), "the token given is there at once");
+        // Main had 2 and gave 1: one read left, the minimum interval untouched.
+        assert!(main.allows(10, 0));
+        main.take(10);
+        assert!(!main.allows(11, 0));
+        // A full bucket keeps no more than its burst.
+        let mut full = Budget::with_rate(36.0, &rules).with_burst(4);
+        main.give(&mut full, 20_000);
+        assert!(!full.allows(20_000, 4), "{:?}", full);
+    }
 }

@@ -942,6 +942,48 @@ fn check_pages(world: &World) {
     }
 }
 
+/// At the peak of 2009 the budget is busy with frame ends, yet page 1 is read every
+/// `head_interval`: reads that can wait leave the head its tokens (before, boundary reads took
+/// them as they came and the head ran every 23 s where 18 s was asked).
+#[test]
+fn ferret_reads_the_head_every_interval_at_the_peak() {
+    let scenario = peak2009();
+    let params = Params {
+        per_page: scenario.per_page,
+        ..Params::for_frame(scenario.frame())
+    };
+    let t0 = scenario.virtual_t0();
+    let (from, end) = (t0 + 20 * MINUTE, t0 + 50 * MINUTE);
+    let mut world = World::new(&scenario, t0, 60 * MINUTE);
+    let mut detector = pager(Strategy::Ferret, params.clone(), Book::new());
+    let (mut now, mut head_reads) = (t0, Vec::new());
+    while now < end {
+        while detector.poll_event().is_some() {}
+        if let Some(page) = detector.poll_read(now) {
+            if page == 1 && now >= from {
+                head_reads.push(now);
+            }
+            let (outcome, done) = world.read(page, now);
+            now = done;
+            detector.handle_read(now, outcome);
+            continue;
+        }
+        now = detector.poll_timeout().unwrap_or(now + MINUTE).max(now + 1);
+        world.advance(now);
+    }
+    let mut gaps: Vec<Millis> = head_reads.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    assert!(gaps.len() > 60, "{} head reads", head_reads.len());
+    // Page 1 is also read by other needs now and then; the head's own cadence shows in the
+    // upper gaps.
+    let p90 = gaps[gaps.len() * 9 / 10];
+    assert!(
+        p90 <= params.head_interval + 2 * SECOND,
+        "90th percentile gap {p90} ms, interval {} ms",
+        params.head_interval
+    );
+}
+
 /// Every page of the world is sorted by key, newest first (ties: the newer broadcast first),
 /// its total is the count on air, and page N+1 continues page N.
 #[test]
