@@ -136,8 +136,9 @@ pub struct VoteOrder {
     pub url: String,
     /// The ferret fingerprint that approved it.
     pub fingerprint: u64,
-    /// Its features (those the filters compare, at least).
-    pub features: Features,
+    /// Its features (those the filters compare, at least); shared, so that a driver can keep
+    /// the order (to vote itself if its Filter never answers) without copying them.
+    pub features: Arc<Features>,
     /// What the vote is taken with.
     pub ballot: Arc<Ballot>,
 }
@@ -760,7 +761,7 @@ impl Engine {
         for kind in self.filters.kinds() {
             ensure(page, kind, &self.analyzer, &mut self.stats);
         }
-        let features = page.features.clone();
+        let features = Arc::new(page.features.clone());
         self.voting.insert(url.to_string());
         let ballot = self.ballot();
         self.votes.push_back(VoteOrder {

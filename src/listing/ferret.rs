@@ -498,7 +498,7 @@ impl FerretPager {
             while self.budget.allows(now, keep) && !self.sweep_budget.allows(now, round) {
                 self.budget.give(&mut self.sweep_budget, now);
             }
-            if self.sweep_budget.allows(now, self.sweep_keep(now)) {
+            if self.sweep_budget.allows(now, round) {
                 return self.sweep_read(now, false).map(sweep);
             }
         }

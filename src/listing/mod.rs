@@ -339,9 +339,7 @@ impl Budget {
     /// saves up in another. `other` keeps at most its burst.
     pub(crate) fn give(&mut self, other: &mut Budget, now: Millis) {
         self.spend(now);
-        let full_at = now - other.burst * other.spacing;
-        let empty_at = other.empty_at.map_or(full_at, |at| at.max(full_at));
-        other.empty_at = Some((empty_at - other.spacing).max(full_at));
+        other.empty_at = Some((other.empty_since(now) - other.spacing).max(other.full_at(now)));
     }
 
     /// Removes one token at `now`. A full bucket has stopped filling: it counts from `burst`
@@ -349,9 +347,19 @@ impl Budget {
     /// accrued stays (recomputing from whole tokens would drop it: a read at a time that is
     /// not a token's arrival would lose up to one token).
     fn spend(&mut self, now: Millis) {
-        let full_at = now - self.burst * self.spacing;
-        let empty_at = self.empty_at.map_or(full_at, |at| at.max(full_at));
-        self.empty_at = Some((empty_at + self.spacing).min(now));
+        self.empty_at = Some((self.empty_since(now) + self.spacing).min(now));
+    }
+
+    /// The empty time of a bucket that is full at `now`.
+    fn full_at(&self, now: Millis) -> Millis {
+        now - self.burst * self.spacing
+    }
+
+    /// `empty_at` as it counts at `now`: a full bucket (or a fresh one) counts from
+    /// [`Budget::full_at`], since it stopped filling at its burst.
+    fn empty_since(&self, now: Millis) -> Millis {
+        let full_at = self.full_at(now);
+        self.empty_at.map_or(full_at, |at| at.max(full_at))
     }
 }
 

@@ -344,7 +344,7 @@ async fn filters_take_the_loops_votes_on_their_own_instances() {
     let order = |url: &str| VoteOrder {
         url: url.into(),
         fingerprint: 1,
-        features: features_at(url, "<title>A page</title>"),
+        features: Arc::new(features_at(url, "<title>A page</title>")),
         ballot: Arc::clone(&ballot),
     };
     let vote: Route<VotePage> = filters.route();
