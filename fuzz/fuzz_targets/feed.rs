@@ -1,9 +1,10 @@
 //! Feeds are outside input: whatever the bytes (and HTTP charset), parsing gives a feed or a
 //! typed error, never a panic, in full and in lean mode; and lean mode never finds items that
-//! full mode does not.
+//! full mode does not. A parsed feed read as a listing page keeps or counts every item.
 #![no_main]
 
 use ferret::feed::{parse, ParseOptions};
+use ferret::listing::view_from_feed;
 use libfuzzer_sys::fuzz_target;
 
 const CHARSETS: [Option<&str>; 5] = [None, Some("utf-8"), Some("Shift_JIS"), Some("utf-16"), Some("koi8-r")];
@@ -26,6 +27,8 @@ fuzz_target!(|data: &[u8]| {
             }
             // Every field is readable (strings valid, nothing dangling).
             let _ = format!("{full:?}");
+            let (view, skipped) = view_from_feed(1, &full, Some(("nicolive", "total_count")));
+            assert_eq!(view.items.len() + skipped, full.items.len(), "no item silently dropped");
         }
         (Err(a), Err(b)) => assert_eq!(a, b),
         (full, lean) => panic!("modes disagree: {full:?} vs {lean:?}"),
