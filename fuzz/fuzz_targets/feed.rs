@@ -7,7 +7,13 @@ use ferret::feed::{parse, ParseOptions};
 use ferret::listing::view_from_feed;
 use libfuzzer_sys::fuzz_target;
 
-const CHARSETS: [Option<&str>; 5] = [None, Some("utf-8"), Some("Shift_JIS"), Some("utf-16"), Some("koi8-r")];
+const CHARSETS: [Option<&str>; 5] = [
+    None,
+    Some("utf-8"),
+    Some("Shift_JIS"),
+    Some("utf-16"),
+    Some("koi8-r"),
+];
 
 fuzz_target!(|data: &[u8]| {
     let (selector, bytes) = data.split_first().map_or((0, data), |(&s, rest)| (s, rest));
@@ -17,10 +23,20 @@ fuzz_target!(|data: &[u8]| {
         ..ParseOptions::default()
     };
     let full = parse(bytes, &options);
-    let lean = parse(bytes, &ParseOptions { lean: true, ..options });
+    let lean = parse(
+        bytes,
+        &ParseOptions {
+            lean: true,
+            ..options
+        },
+    );
     match (full, lean) {
         (Ok(full), Ok(lean)) => {
-            assert_eq!(full.items.len(), lean.items.len(), "lean mode reads the same items");
+            assert_eq!(
+                full.items.len(),
+                lean.items.len(),
+                "lean mode reads the same items"
+            );
             for (a, b) in full.items.iter().zip(&lean.items) {
                 assert_eq!(a.id, b.id);
                 assert!(!a.id.is_empty(), "every item has an id");
@@ -28,10 +44,13 @@ fuzz_target!(|data: &[u8]| {
             // Every field is readable (strings valid, nothing dangling).
             let _ = format!("{full:?}");
             let (view, skipped) = view_from_feed(1, &full, Some(("nicolive", "total_count")));
-            assert_eq!(view.items.len() + skipped, full.items.len(), "no item silently dropped");
+            assert_eq!(
+                view.items.len() + skipped,
+                full.items.len(),
+                "no item silently dropped"
+            );
         }
         (Err(a), Err(b)) => assert_eq!(a, b),
         (full, lean) => panic!("modes disagree: {full:?} vs {lean:?}"),
     }
 });
-

@@ -11,6 +11,10 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let likes = read_likes(&text);
     for url in &likes.urls {
-        assert_eq!(normal_url(url).as_deref(), Ok(url.as_str()), "kept URLs are normal");
+        assert_eq!(
+            normal_url(url).as_deref(),
+            Ok(url.as_str()),
+            "kept URLs are normal"
+        );
     }
 });

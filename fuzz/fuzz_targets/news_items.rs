@@ -26,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
             .map(|item| {
                 let at = item.millis().expect("an item read has a date");
                 let placed = clusterer.add(&item.title, &item.text, at);
-                (placed.event, clusterer.story(placed.story), placed.duplicate_of)
+                (
+                    placed.event,
+                    clusterer.story(placed.story),
+                    placed.duplicate_of,
+                )
             })
             .collect();
         assert_eq!(clusterer.len() as usize, items.len());

@@ -14,7 +14,10 @@ fuzz_target!(|data: &[u8]| {
     // The same text as either file; most inputs will be one or neither.
     let events = read_events(text, None);
     let truth = read_truth(text);
-    for err in [events.as_ref().err(), truth.as_ref().err()].into_iter().flatten() {
+    for err in [events.as_ref().err(), truth.as_ref().err()]
+        .into_iter()
+        .flatten()
+    {
         assert!(err.starts_with("line "), "an error names its line: {err}");
     }
     let (Ok(events), Ok(truth)) = (events, truth.or_else(|_| read_truth(""))) else {
