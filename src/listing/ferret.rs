@@ -30,8 +30,9 @@
 //!   before it drifts out. After each round, one read in eight walks the rest of the list. The
 //!   sweep finds deep insertions and early ends.
 //!
-//! Priorities: a boundary read past half the grace, the head (never held back more than one
-//! interval), a boundary read whose batch has waited (if it leaves the next head read its
+//! Priorities: a boundary read past half the grace (past three quarters of it when a head
+//! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
+//! head, a boundary read whose batch has waited (if it leaves the next head read its
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep.
 
 use std::collections::BTreeMap;
@@ -216,6 +217,13 @@ impl FerretPager {
             .map(|entry| (entry, self.due(entry)))
             .filter(|(_, due)| due + self.params.settle <= now)
             .min_by_key(|(entry, due)| (*due, entry.item.key))
+    }
+
+    /// The boundary read to make now whatever the batch, if its broadcast's boundary passed
+    /// at least `late` ago.
+    fn boundary_read_after(&self, now: Millis, late: Millis) -> Option<(u32, Purpose)> {
+        let (entry, due) = self.most_overdue(now)?;
+        (now - due >= late).then(|| (self.due_page(entry), Purpose::Due(entry.item.id.clone())))
     }
 
     /// The boundary read to make now, if any: `urgent` asks only for one whose wait passed
@@ -444,13 +452,16 @@ impl FerretPager {
             }
         }
         if self.budget.allows(now, 0) {
-            // Urgent boundary reads go first, but never hold the head back a whole interval.
-            let head_late =
-                self.head_page.is_none() && now >= self.head_at + self.params.head_interval;
-            if !head_late {
-                if let Some(read) = self.boundary_read(now, true) {
-                    return Some(main(read));
-                }
+            // Urgent boundary reads go first, but a head sweep that is due goes before them
+            // unless they are late enough to threaten the grace.
+            let head_due = self.head_page.is_some() || now >= self.head_at;
+            let urgent = if head_due {
+                self.params.grace * 3 / 4
+            } else {
+                self.params.grace / 2
+            };
+            if let Some(read) = self.boundary_read_after(now, urgent) {
+                return Some(main(read));
             }
             if let Some(page) = self.head_page {
                 return Some(main((page, Purpose::Head(page))));
