@@ -259,6 +259,8 @@ pub fn score_listing(args: &ScoreListingArgs) -> anyhow::Result<bool> {
                 args.warmup_secs.unwrap_or(args.frame_secs * 2.0 / 3.0),
             )?,
         until,
+        // The listing stopped when the truth was written; the daemon, no later.
+        ran_on: 0,
         frame,
         grace: seconds("grace-secs", args.grace_secs.unwrap_or(sixth))?,
         tolerance: seconds("tolerance-secs", args.tolerance_secs.unwrap_or(sixth))?,

@@ -27,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let window = Window {
         from: until.saturating_sub(30 * MINUTE),
         until,
+        ran_on: 0,
         frame: 90 * SECOND,
         grace: 15 * SECOND,
         tolerance: 15 * SECOND,

@@ -1453,6 +1453,15 @@ fn score_counts_every_broken_rule() {
             None,
             "frame",
         ),
+        // Starts a minute before the window closes and is reported after it: scored only
+        // when the detector ran on past the window.
+        truth_line(
+            "late",
+            "2009-11-20T13:59:00Z",
+            "2009-11-20T13:59:00Z",
+            None,
+            "frame",
+        ),
     ]
     .join("\n");
     let truth = sim::read_truth(&lines).unwrap();
@@ -1479,6 +1488,7 @@ fn score_counts_every_broken_rule() {
     let window = sim::Window {
         from: at("2009-11-20T12:00:00Z"),
         until: at("2009-11-20T14:00:00Z"),
+        ran_on: 0,
         frame: 30 * MINUTE,
         grace: 5 * MINUTE,
         tolerance: 5 * MINUTE,
@@ -1495,6 +1505,24 @@ fn score_counts_every_broken_rule() {
     assert_eq!(report.on_air_max, 3.0);
     assert_eq!((report.off_air_p50, report.off_air_max), (10.0, 360.0));
     assert!(!report.keeps_the_rules());
+
+    // Run on for half a frame: the late start is scored, and reported 90 s after it.
+    let ran_on = sim::Window {
+        ran_on: 15 * MINUTE,
+        ..window
+    };
+    let mut events = events.to_vec();
+    events.push(event(EventKind::OnAir, "late", "2009-11-20T14:00:30Z"));
+    let report = sim::score("test", &truth, &events, None, &ran_on);
+    assert_eq!(report.on_air, 6);
+    assert_eq!(report.on_air_max, 90.0);
+    // Without the late report it would be a miss, not left out.
+    events.pop();
+    let report = sim::score("test", &truth, &events, None, &ran_on);
+    assert_eq!(
+        (report.on_air_missed, report.on_air_missed_tolerated),
+        (3, 1)
+    );
 }
 
 /// Whenever the ferret detector has no read to make, its timeout lies in the future: a wake

@@ -122,6 +122,7 @@ fn score(events: &Path, truth: &Path, scored_from: i64, stopped_at: i64) {
     let window = Window {
         from: scored_from,
         until: stopped_at,
+        ran_on: 0,
         frame: FRAME_MS,
         grace: GRACE_MS,
         tolerance: TOLERANCE_MS,

@@ -11,9 +11,10 @@ use crate::listing::{pager, Book, EventKind, Millis, Params, Strategy, HOUR, MIN
 
 /// A detector's score on one scenario.
 ///
-/// On Air is scored for broadcasts starting in the scored window (after the warm-up, and at
-/// least two minutes before the end); Off Air for broadcasts ending in it, at least
-/// `grace + 1 min` before the end. Off Air latency covers broadcasts that ended at a frame
+/// On Air is scored for broadcasts starting in the scored window (after the warm-up); Off Air
+/// for broadcasts ending in it. The detector runs on for half a frame after the window, so a
+/// broadcast that starts or ends near its end is scored on what the detector did, not on
+/// where the run stopped (see [`Window::ran_on`]). Off Air latency covers broadcasts that ended at a frame
 /// boundary (the ones that must never slip); early ends are counted apart.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -123,8 +124,14 @@ pub struct Reported {
 pub struct Window {
     /// Scoring starts here (after the detector's warm-up).
     pub from: Millis,
-    /// The run ended here.
+    /// Scoring ends here.
     pub until: Millis,
+    /// How long the detector kept running after `until`. Without it, a broadcast is scored
+    /// only if it starts at least `frame / 15` before `until`, or ends at least
+    /// `grace + frame / 30` before it, so that the detector had time to report it; each
+    /// margin shrinks by this much (the simulator's own runs go on for half a frame, which
+    /// removes both; a live run scored from files stops with the listing: 0).
+    pub ran_on: Millis,
     /// The listing's frame (the margins before `until` scale with it).
     pub frame: Millis,
     /// A frame end must be reported within this.
@@ -136,9 +143,11 @@ pub struct Window {
 /// Runs `strategy` for `span` of virtual time on a world from `scenario` and scores it.
 pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Millis) -> Report {
     let t0 = scenario.virtual_t0();
-    let mut world = World::new(scenario, t0, span + 10 * MINUTE);
+    let until = t0 + span;
+    let ran_on = scenario.frame() / 2;
+    let end = until + ran_on;
+    let mut world = World::new(scenario, t0, span + ran_on + 10 * MINUTE);
     let mut detector = pager(strategy, params.clone(), Book::new());
-    let end = t0 + span;
     let mut now = t0;
     let mut reads = Vec::new();
     let mut events = Vec::new();
@@ -181,7 +190,8 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         .collect();
     let window = Window {
         from: t0 + (scenario.warmup_minutes * MINUTE as f64) as Millis,
-        until: end,
+        until,
+        ran_on,
         frame: scenario.frame(),
         grace: params.grace,
         tolerance: params.tolerance,
@@ -194,8 +204,8 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
 ///
 /// A false Off Air is one reported before the broadcast ended, or of a broadcast the truth
 /// does not know, anywhere in the events. On Air is scored for broadcasts starting in the
-/// window and at least `frame / 15` before its end; Off Air for those ending in it at least
-/// `grace + frame / 30` before its end.
+/// window, Off Air for those ending in it, with the margins before its end that
+/// [`Window::ran_on`] describes.
 pub fn score(
     strategy: &str,
     truth: &[Truth],
@@ -222,13 +232,14 @@ pub fn score(
     let Window {
         from,
         until: end,
+        ran_on,
         frame,
         grace,
         tolerance,
     } = *window;
     // Margins before the end, in the listing's own time (a compressed run scales them).
-    let on_air_to = end - frame / 15;
-    let off_air_to = end - grace - frame / 30;
+    let on_air_to = end - (frame / 15 - ran_on).max(0);
+    let off_air_to = end - (grace + frame / 30 - ran_on).max(0);
     let mut report = Report {
         strategy: strategy.to_string(),
         hours: (end - from) as f64 / HOUR as f64,
@@ -308,7 +319,11 @@ pub fn score(
 /// Mean reads an hour between `from` and `end`, and the most in any whole hour.
 fn read_rates(reads: &[Millis], from: Millis, end: Millis) -> (f64, f64) {
     let hours = (end - from) as f64 / HOUR as f64;
-    let scored: Vec<Millis> = reads.iter().copied().filter(|&t| t >= from).collect();
+    let scored: Vec<Millis> = reads
+        .iter()
+        .copied()
+        .filter(|t| (from..end).contains(t))
+        .collect();
     let mean = if hours > 0.0 {
         scored.len() as f64 / hours
     } else {
