@@ -395,6 +395,7 @@ struct RawStories {
     big_story: Option<i64>,
     young_story: Option<i64>,
     young_threshold: Option<f64>,
+    demonyms: Option<bool>,
     freshness_weight: Option<f64>,
     half_life_hours: Option<f64>,
     size_weight: Option<f64>,
@@ -863,6 +864,7 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
         ),
         big_story,
         young_story,
+        demonyms: raw.demonyms.unwrap_or(cluster_defaults.demonyms),
         ..cluster_defaults
     };
     let mut weight =

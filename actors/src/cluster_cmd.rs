@@ -59,6 +59,9 @@ pub struct ClusterArgs {
     /// Words only: no pairs of adjacent stems as terms.
     #[arg(long)]
     pub no_bigrams: bool,
+    /// Keep the stems of peoples and languages ("russian", "chines") apart from their places'.
+    #[arg(long)]
+    pub no_demonyms: bool,
     /// Turn the fuzzy title measure on, with this threshold.
     #[arg(long)]
     pub title_fuzzy: Option<f64>,
@@ -92,6 +95,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             .unwrap_or(defaults.big_story_threshold),
         big_story: args.big_story.unwrap_or(defaults.big_story),
         young_story: args.young_story.unwrap_or(defaults.young_story),
+        demonyms: !args.no_demonyms,
         young_threshold: args.young_threshold.unwrap_or(defaults.young_threshold),
         bigrams: defaults.bigrams && !args.no_bigrams,
         ..defaults

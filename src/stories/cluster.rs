@@ -91,6 +91,9 @@ pub struct ClusterParams {
     pub lookup_terms: usize,
     /// Adjacent pairs of stems count as terms too.
     pub bigrams: bool,
+    /// An English stem of a people or language ("russian", "chines") becomes the stem of its
+    /// place ("russia", "china") when that is already a term ([`demonym_bases`]).
+    pub demonyms: bool,
     /// Exponent of the idf in the weights (1: plain tf·idf).
     pub idf_power: f32,
     /// Seed of the MinHash functions.
@@ -115,6 +118,7 @@ impl Default for ClusterParams {
             window: 3 * 24 * 3_600_000,
             lookup_terms: 6,
             bigrams: true,
+            demonyms: true,
             idf_power: 0.25,
             seed: 1,
         }
@@ -146,6 +150,24 @@ fn words_only(vector: &Vector) -> Vector {
         }
     }
     out
+}
+
+/// The stems an English stem of a people or language may come from, in the order to try:
+/// "russian" → `russia`, "ukrainian" → `ukrain` (Ukraine's stem), "chines" → `china`,
+/// "japanes" → `japan`, "american" → `america`. Snowball leaves these apart; the caller takes
+/// the first that is already a term. Empty for stems under six letters.
+pub(crate) fn demonym_bases(stem: &str) -> Vec<String> {
+    let mut bases = Vec::new();
+    if stem.chars().count() < 6 {
+        return bases;
+    }
+    for suffix in ["ian", "es", "ese", "an"] {
+        if let Some(base) = stem.strip_suffix(suffix) {
+            bases.push(base.to_string());
+            bases.push(format!("{base}a"));
+        }
+    }
+    bases
 }
 
 /// Words remembered with their term ids before the memory starts over (the ids stay).
@@ -776,6 +798,13 @@ impl Clusterer {
                 .analyzer
                 .terms_of_words(std::slice::from_ref(word), lang)
                 .pop();
+            let stem = stem.map(|stem| match lang {
+                Lang::English if self.params.demonyms => demonym_bases(&stem)
+                    .into_iter()
+                    .find(|base| self.terms.contains_key(base))
+                    .unwrap_or(stem),
+                _ => stem,
+            });
             let id = stem.map(|stem| match self.terms.get(&stem) {
                 Some(&id) => id,
                 None => {
@@ -1035,6 +1064,46 @@ mod tests {
         assert_eq!(clusterer.word_ids[0]["officials"], Some(0));
         assert_eq!(clusterer.word_ids[0]["the"], None);
         assert_eq!(clusterer.term_ids(&words, Lang::English), ids);
+    }
+
+    /// A people's or language's stem joins its place's once the place is a term, and only
+    /// then; off, the two stay apart.
+    #[test]
+    fn demonyms_map_to_the_stems_of_their_places() {
+        let words = |list: &[&str]| -> Vec<String> { list.iter().map(|w| w.to_string()).collect() };
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        // Before any place is known, "russian" is a term of its own.
+        let early = clusterer.term_ids(&words(&["russians"]), Lang::English);
+        let places = clusterer.term_ids(
+            &words(&["russia", "china", "ukraine", "japan"]),
+            Lang::English,
+        );
+        let peoples = clusterer.term_ids(
+            &words(&["chinese", "ukrainian", "japanese", "canadian"]),
+            Lang::English,
+        );
+        assert_eq!(peoples[..3], places[1..]);
+        assert!(!places.contains(&peoples[3]));
+        assert!(!places.contains(&early[0]));
+        // Remembered per word: "russians" keeps the id it got first.
+        assert_eq!(
+            clusterer.term_ids(&words(&["russians"]), Lang::English),
+            early
+        );
+        assert_eq!(
+            clusterer.term_ids(&words(&["russian"]), Lang::English),
+            [places[0]]
+        );
+        assert_eq!(demonym_bases("chines")[..2], ["chin", "china"]);
+        assert!(demonym_bases("korea").is_empty());
+
+        let mut off = Clusterer::new(ClusterParams {
+            demonyms: false,
+            ..ClusterParams::default()
+        });
+        let places = off.term_ids(&words(&["russia", "china"]), Lang::English);
+        let peoples = off.term_ids(&words(&["russian", "chinese"]), Lang::English);
+        assert!(places.iter().all(|id| !peoples.contains(id)));
     }
 
     /// Bigrams are terms with their own document frequencies, weighted like words, and left

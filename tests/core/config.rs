@@ -348,6 +348,7 @@ half_life_hours = 2
 big_story = 0
 young_story = 3
 young_threshold = 0.2
+demonyms = false
 "#;
     let err = Settings::from_toml(text, None).expect_err("invalid");
     let keys: Vec<&str> = err.problems.iter().map(|p| p.key.as_str()).collect();
@@ -369,6 +370,7 @@ young_threshold = 0.2
     assert_eq!(ok.stories.cluster.big_story, 20);
     assert_eq!(ok.stories.cluster.young_story, 3);
     assert_eq!(ok.stories.cluster.young_threshold, 0.2);
+    assert!(!ok.stories.cluster.demonyms);
     assert_eq!(ok.stories.rank.half_life, 2 * 3_600_000);
     // The shipped [stories] states the defaults.
     let shipped = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
