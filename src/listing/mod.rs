@@ -163,7 +163,8 @@ pub struct Params {
     /// needs a moment to drop it).
     pub settle: Millis,
     /// Ferret: how long a passed boundary may wait for its neighbours, so that one read
-    /// settles a whole page of them. Past `grace / 2` a boundary read goes before the head.
+    /// settles a whole page of them. Past `grace / 2` a boundary read goes before a head
+    /// sweep that waits, and past three quarters of the grace before one that is due.
     pub batch_wait: Millis,
     /// Ferret: share of the budget set aside for the sweep; head and boundary reads spend the
     /// rest, and the sweep also takes what they leave above `reserve`.
