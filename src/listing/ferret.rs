@@ -101,6 +101,10 @@ struct PageRange {
     newest: Millis,
     oldest: Millis,
     at: Millis,
+    /// The page's first position less the book's count of broadcasts still on air above it,
+    /// when it was read: what the book does not know above it (deep insertions it has not
+    /// seen, ends it has not proven).
+    unknown_above: i64,
 }
 
 /// How long a page's range is trusted to say where a key is, in frames (3 minutes of a
@@ -249,7 +253,7 @@ impl FerretPager {
             .filter(|miss| miss.id == entry.item.id)
         {
             Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
-            None => self.predict(entry.item.key),
+            None => self.predict_at(entry.item.key, true),
         }
     }
 
@@ -334,6 +338,12 @@ impl FerretPager {
 
     /// The page the book predicts lists `key`.
     fn predict(&self, key: Millis) -> u32 {
+        self.predict_at(key, false)
+    }
+
+    /// The page the book predicts lists `key`; `moved`: corrected, from a page that held it,
+    /// for how the list moved above the key since that page was read.
+    fn predict_at(&self, key: Millis, moved: bool) -> u32 {
         let map_fresh = self.map_fresh();
         let fresh = |range: &&PageRange| range.at + map_fresh >= self.now;
         // A recent read of a page that held the key.
@@ -343,8 +353,20 @@ impl FerretPager {
             .filter(|(_, range)| range.oldest <= key && key <= range.newest)
             .filter(|(_, range)| fresh(range))
             .max_by_key(|(_, range)| range.at);
-        if let Some((&page, _)) = holding {
-            return page;
+        if let Some((&page, range)) = holding {
+            if !moved {
+                return page;
+            }
+            // Since the read, starts above the key pushed it down and ends above it pulled it
+            // up: the book knows the starts the head saw and the ends it proved, and counts
+            // a broadcast past its boundary as ended; what it does not know above the page
+            // (deep insertions, unproven ends) is taken as it was at the read. Within a page
+            // of the one read: past that, the count has drifted further than the list moved.
+            let live_above = self.count_live(self.book.between(key, Millis::MAX)) as i64;
+            let position = (live_above + range.unknown_above).max(0) as u64;
+            let moved = (position / u64::from(self.per_page) + 1).min(u64::from(u32::MAX)) as u32;
+            let moved = moved.clamp(page.saturating_sub(1).max(1), page.saturating_add(1));
+            return self.last_page().map_or(moved, |last| moved.min(last));
         }
         // Else count from the nearest recent page above it, or up from the end of the list
         // (the channel's total is fresh from the latest read) when fewer of the book's
@@ -546,12 +568,15 @@ impl FerretPager {
     }
 
     fn record_range(&mut self, page: u32, newest: Millis, oldest: Millis) {
+        let live_above = self.count_live(self.book.between(newest, Millis::MAX)) as i64;
+        let first = i64::from(page - 1) * i64::from(self.per_page);
         self.map.insert(
             page,
             PageRange {
                 newest,
                 oldest,
                 at: self.now,
+                unknown_above: first - live_above,
             },
         );
     }
@@ -737,5 +762,52 @@ impl Pager for FerretPager {
 
     fn book(&self) -> &Book {
         &self.book
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listing::{Listed, MINUTE, SECOND};
+
+    fn item(key: Millis) -> Listed {
+        Listed {
+            id: Arc::from(format!("k{key}")),
+            key,
+            title: Arc::from("Broadcast"),
+            link: Arc::from("https://live.example/watch"),
+        }
+    }
+
+    fn read(pager: &mut FerretPager, now: Millis, page: u32, total: u64, items: Vec<Listed>) {
+        pager.now = now;
+        pager.requested = Some((page, Purpose::Sweep(Region::Rest), now));
+        let view = PageView {
+            page,
+            total: Some(total),
+            items,
+        };
+        pager.handle_read(now, ReadOutcome::Page(view));
+    }
+
+    /// A page read a minute ago held the key; since then the head saw a page of new
+    /// broadcasts start above it. The boundary read goes to the page the key was pushed to,
+    /// not to the page that held it.
+    #[test]
+    fn boundary_read_follows_the_starts_above_since_the_page_was_read() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let old: Vec<Listed> = (0..36)
+            .map(|i| item(t0 - MINUTE - i * 10 * SECOND))
+            .collect();
+        read(&mut pager, t0, 1, 36, old[..18].to_vec());
+        read(&mut pager, t0, 2, 36, old[18..].to_vec());
+        let key = old[20].key;
+        assert_eq!(pager.predict(key), 2);
+        let t1 = t0 + MINUTE;
+        let new: Vec<Listed> = (0..18).map(|i| item(t1 - SECOND - i * SECOND)).collect();
+        read(&mut pager, t1, 1, 54, new);
+        let entry = pager.book.get(&old[20].id).expect("on air").clone();
+        assert_eq!(pager.due_page(&entry), 3);
     }
 }
