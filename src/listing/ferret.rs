@@ -230,18 +230,12 @@ impl FerretPager {
         (now - due >= late).then(|| (self.due_page(entry), Purpose::Due(entry.item.id.clone())))
     }
 
-    /// The boundary read to make now, if any: `urgent` asks only for one whose wait passed
-    /// half the grace.
-    fn boundary_read(&self, now: Millis, urgent: bool) -> Option<(u32, Purpose)> {
+    /// The boundary read to make now, if its batch has waited long enough.
+    fn batched_boundary_read(&self, now: Millis) -> Option<(u32, Purpose)> {
         let (entry, due) = self.most_overdue(now)?;
-        let waited = now - due;
         let page = self.due_page(entry);
-        let ready = if urgent {
-            waited >= self.params.grace / 2
-        } else {
-            waited >= self.batch_wait(page, entry.item.key)
-        };
-        ready.then_some((page, Purpose::Due(entry.item.id.clone())))
+        (now - due >= self.batch_wait(page, entry.item.key))
+            .then(|| (page, Purpose::Due(entry.item.id.clone())))
     }
 
     /// The page to read for a due broadcast: after a miss, a step from the missed page
@@ -496,7 +490,7 @@ impl FerretPager {
         // A boundary read whose batch is ready goes before a round under way (a round takes
         // the reader for most of a minute), but not before the next head sweep's pages.
         if self.budget.allows(now, self.head_keep(now)) {
-            if let Some(read) = self.boundary_read(now, false) {
+            if let Some(read) = self.batched_boundary_read(now) {
                 return Some(main(read));
             }
         }
@@ -509,7 +503,7 @@ impl FerretPager {
         if self.sweep_budget.allows(now, 0) {
             // The sweep's share; a late boundary read borrows it first (correctness before
             // coverage when the budget is short).
-            if let Some(read) = self.boundary_read(now, true) {
+            if let Some(read) = self.boundary_read_after(now, self.params.grace / 2) {
                 return Some(sweep(read));
             }
             if let Some(read) = self.sweep_read(now, false) {
