@@ -247,7 +247,7 @@ impl FerretPager {
             .filter(|miss| miss.id == entry.item.id)
         {
             Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
-            None => self.predict_at(entry.item.key, true),
+            None => self.predict_moved(entry.item.key),
         }
     }
 
@@ -258,7 +258,7 @@ impl FerretPager {
         let top_due = self
             .map
             .get(&page)
-            .filter(|range| range.at + self.map_fresh() >= self.now && range.newest >= key)
+            .filter(|range| self.fresh(range) && range.newest >= key)
             .map(|range| range.newest - key + self.params.settle);
         top_due.map_or(self.params.batch_wait, |wait| {
             wait.min(self.params.batch_wait)
@@ -325,53 +325,57 @@ impl FerretPager {
         )
     }
 
-    /// How long a page's range is trusted to say where a key is.
-    fn map_fresh(&self) -> Millis {
-        self.params.frame.max(1) / MAP_FRESH_PER_FRAME
+    /// Whether a page's range, read at `range.at`, is still trusted to say where a key is.
+    fn fresh(&self, range: &PageRange) -> bool {
+        range.at + self.params.frame.max(1) / MAP_FRESH_PER_FRAME >= self.now
+    }
+
+    /// A recent read of a page that held `key`: the page and its range.
+    fn holding(&self, key: Millis) -> Option<(u32, &PageRange)> {
+        self.map
+            .iter()
+            .filter(|(_, range)| range.oldest <= key && key <= range.newest)
+            .filter(|(_, range)| self.fresh(range))
+            .max_by_key(|(_, range)| range.at)
+            .map(|(&page, range)| (page, range))
     }
 
     /// The page the book predicts lists `key`.
     fn predict(&self, key: Millis) -> u32 {
-        self.predict_at(key, false)
+        self.holding(key)
+            .map_or_else(|| self.count_to(key), |(page, _)| page)
     }
 
-    /// The page the book predicts lists `key`; `moved`: corrected, from a page that held it,
-    /// for how the list moved above the key since that page was read.
-    fn predict_at(&self, key: Millis, moved: bool) -> u32 {
-        let map_fresh = self.map_fresh();
-        let fresh = |range: &&PageRange| range.at + map_fresh >= self.now;
-        // A recent read of a page that held the key.
-        let holding = self
-            .map
-            .iter()
-            .filter(|(_, range)| range.oldest <= key && key <= range.newest)
-            .filter(|(_, range)| fresh(range))
-            .max_by_key(|(_, range)| range.at);
-        if let Some((&page, range)) = holding {
-            if !moved {
-                return page;
-            }
-            // Since the read, starts above the key pushed it down and ends above it pulled it
-            // up: the book knows the starts the head saw and the ends it proved, and counts
-            // a broadcast past its boundary as ended; what it does not know above the page
-            // (deep insertions, unproven ends) is taken as it was at the read. Within a page
-            // of the one read: past that, the count has drifted further than the list moved.
-            let live_above = self.count_live(self.book.between(key, Millis::MAX)) as i64;
-            let position = (live_above + range.unknown_above).max(0) as u64;
-            let moved = (position / u64::from(self.per_page) + 1).min(u64::from(u32::MAX)) as u32;
-            let moved = moved.clamp(page.saturating_sub(1).max(1), page.saturating_add(1));
-            return self.last_page().map_or(moved, |last| moved.min(last));
-        }
-        // Else count from the nearest recent page above it, or up from the end of the list
-        // (the channel's total is fresh from the latest read) when fewer of the book's
-        // broadcasts lie below the key than between it and that page: every broadcast counted
-        // may have ended unseen (or, past a frame boundary, have been extended), so the
-        // shorter count is the surer one. Near the end of the list, where broadcasts are the
-        // extended ones, counting down from a page far above would miss by many pages.
+    /// The page a boundary read for `key` aims at: as [`FerretPager::predict`], but a page
+    /// that held the key is corrected for how the list moved above it since the read.
+    fn predict_moved(&self, key: Millis) -> u32 {
+        let Some((page, range)) = self.holding(key) else {
+            return self.count_to(key);
+        };
+        // Since the read, starts above the key pushed it down and ends above it pulled it
+        // up: the book knows the starts the head saw and the ends it proved, and counts
+        // a broadcast past its boundary as ended; what it does not know above the page
+        // (deep insertions, unproven ends) is taken as it was at the read. Within a page
+        // of the one read: past that, the count has drifted further than the list moved.
+        let position = (self.live_above(key) as i64 + range.unknown_above).max(0) as u64;
+        let moved = self
+            .page_of(position)
+            .clamp(page.saturating_sub(1).max(1), page.saturating_add(1));
+        self.within_list(moved)
+    }
+
+    /// The page the book's counts put `key` on, when no recent read held it: counted from
+    /// the nearest recent page above it, or up from the end of the list (the channel's total
+    /// is fresh from the latest read) when fewer of the book's broadcasts lie below the key
+    /// than between it and that page: every broadcast counted may have ended unseen (or, past
+    /// a frame boundary, have been extended), so the shorter count is the surer one. Near the
+    /// end of the list, where broadcasts are the extended ones, counting down from a page far
+    /// above would miss by many pages.
+    fn count_to(&self, key: Millis) -> u32 {
         let above = self
             .map
             .iter()
-            .filter(|(_, range)| range.oldest > key && fresh(range))
+            .filter(|(_, range)| range.oldest > key && self.fresh(range))
             .min_by_key(|(_, range)| range.oldest);
         let (base, top) = above.map_or((0, Millis::MAX), |(&page, range)| {
             (u64::from(page) * u64::from(self.per_page), range.oldest)
@@ -386,7 +390,16 @@ impl FerretPager {
             }
             _ => base + self.count_live(self.book.between(key, top)),
         };
-        let page = (position / u64::from(self.per_page) + 1).min(u64::from(u32::MAX)) as u32;
+        self.within_list(self.page_of(position))
+    }
+
+    /// The page holding the 0-based `position` in the list.
+    fn page_of(&self, position: u64) -> u32 {
+        (position / u64::from(self.per_page) + 1).min(u64::from(u32::MAX)) as u32
+    }
+
+    /// `page`, or the last page when the list ends before it.
+    fn within_list(&self, page: u32) -> u32 {
         self.last_page().map_or(page, |last| page.min(last))
     }
 
@@ -561,8 +574,13 @@ impl FerretPager {
             .count() as u64
     }
 
+    /// The book's broadcasts at or above `key` not past a frame boundary.
+    fn live_above(&self, key: Millis) -> u64 {
+        self.count_live(self.book.between(key, Millis::MAX))
+    }
+
     fn record_range(&mut self, page: u32, newest: Millis, oldest: Millis) {
-        let live_above = self.count_live(self.book.between(newest, Millis::MAX)) as i64;
+        let live_above = self.live_above(newest) as i64;
         let first = i64::from(page - 1) * i64::from(self.per_page);
         self.map.insert(
             page,

@@ -14,8 +14,8 @@ use crate::listing::{pager, Book, EventKind, Millis, Params, Strategy, HOUR, MIN
 /// On Air is scored for broadcasts starting in the scored window (after the warm-up); Off Air
 /// for broadcasts ending in it. The detector runs on for half a frame after the window, so a
 /// broadcast that starts or ends near its end is scored on what the detector did, not on
-/// where the run stopped (see [`Window::ran_on`]). Off Air latency covers broadcasts that ended at a frame
-/// boundary (the ones that must never slip); early ends are counted apart.
+/// where the run stopped (see [`Window::ran_on`]). Off Air latency covers broadcasts that
+/// ended at a frame boundary (the ones that must never slip); early ends are counted apart.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// The strategy's name.
