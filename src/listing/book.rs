@@ -1,8 +1,10 @@
 //! The book of broadcasts believed on air, and of those reported gone.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use super::ties::{serial_order, TieOrder};
 use super::{absence_range, Event, EventKind, Listed, Millis, PageView};
 
 /// One broadcast believed on air.
@@ -26,6 +28,8 @@ pub struct Book {
     keys: HashMap<Arc<str>, Millis>,
     gone: HashMap<Arc<str>, Millis>,
     events: VecDeque<Event>,
+    /// The listing's order among equal keys, as its pages showed it.
+    ties: TieOrder,
 }
 
 impl Book {
@@ -130,7 +134,9 @@ impl Book {
     /// Applies a page snapshot from a read started at `requested_at`, completed at `now`:
     /// reports its new broadcasts On Air, marks the known ones seen, and reports Off Air every
     /// broadcast whose key lies strictly inside the page's [`absence_range`] but which the
-    /// page does not list. Returns the number of new broadcasts.
+    /// page does not list; once the listing has shown that it lists equal keys larger id
+    /// serial first ([`super::ties`]), also those with the key of an end of the page that the
+    /// order places inside it. Returns the number of new broadcasts.
     pub fn apply_snapshot(
         &mut self,
         view: &PageView,
@@ -143,16 +149,40 @@ impl Book {
             .iter()
             .filter(|item| self.observe(item, requested_at, now))
             .count();
-        if let Some((low, high)) = absence_range(view, per_page) {
-            let listed: HashSet<&str> = view.items.iter().map(|item| &*item.id).collect();
-            let absent: Vec<Arc<str>> = self
-                .between(low, high)
-                .filter(|entry| !listed.contains(&*entry.item.id))
-                .map(|entry| entry.item.id.clone())
-                .collect();
-            for id in absent {
-                self.off_air(&id, now);
-            }
+        let (Some((low, high)), Some(first), Some(last)) = (
+            absence_range(view, per_page),
+            view.items.first(),
+            view.items.last(),
+        ) else {
+            return new;
+        };
+        self.ties.learn(&view.items);
+        let ties = self.ties.trusted();
+        // Below the first item: a smaller key, or its key and, in the listing's order of
+        // equals, after it. Above the last item likewise.
+        let below_first = |entry: &Listed| {
+            entry.key < high
+                || (ties
+                    && entry.key == high
+                    && serial_order(&entry.id, &first.id) == Some(Ordering::Less))
+        };
+        let above_last = |entry: &Listed| {
+            entry.key > low
+                || (ties
+                    && entry.key == low
+                    && serial_order(&entry.id, &last.id) == Some(Ordering::Greater))
+        };
+        let listed: HashSet<&str> = view.items.iter().map(|item| &*item.id).collect();
+        let absent: Vec<Arc<str>> = self
+            .entries
+            .range((low, Arc::from(""))..)
+            .map(|(_, entry)| &entry.item)
+            .take_while(|item| item.key <= high)
+            .filter(|item| !listed.contains(&*item.id) && below_first(item) && above_last(item))
+            .map(|item| item.id.clone())
+            .collect();
+        for id in absent {
+            self.off_air(&id, now);
         }
         new
     }
@@ -187,5 +217,63 @@ impl Book {
         let key = entry.item.key;
         self.keys.insert(id.clone(), key);
         self.entries.insert((key, id), entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ties::TRUST_AFTER;
+    use super::*;
+
+    fn item(serial: u32, key: Millis) -> Listed {
+        Listed {
+            id: Arc::from(format!("lv{serial}")),
+            key,
+            title: Arc::from("Broadcast"),
+            link: Arc::from("https://live.example/watch"),
+        }
+    }
+
+    fn page(page: u32, items: Vec<Listed>) -> PageView {
+        PageView {
+            page,
+            total: Some(100),
+            items,
+        }
+    }
+
+    /// The broadcasts of `book` among `serials`, still on air, after page 2 shows
+    /// lv60, lv55 (key 70), lv30 (60), lv20 (50).
+    fn on_air_after_page_two(mut book: Book, serials: &[u32]) -> Vec<u32> {
+        for (serial, key) in [(65, 70), (40, 70), (25, 50), (10, 50)] {
+            book.observe(&item(serial, key), 0, 0);
+        }
+        let view = page(
+            2,
+            vec![item(60, 70), item(55, 70), item(30, 60), item(20, 50)],
+        );
+        book.apply_snapshot(&view, 4, 10, 10);
+        serials
+            .iter()
+            .copied()
+            .filter(|serial| book.get(&format!("lv{serial}")).is_some())
+            .collect()
+    }
+
+    /// A broadcast that shares the key of an end of the page may sit on the next page among
+    /// its equals: not proven gone, until the listing has shown that it lists equals larger
+    /// serial first. Then lv40 (below lv60) and lv25 (above lv20) are proven gone, while lv65
+    /// (above the first item) and lv10 (below the last) may still be on the pages around.
+    #[test]
+    fn equal_keys_at_the_page_ends_are_proven_gone_once_their_order_is_known() {
+        let all = [65, 40, 25, 10];
+        assert_eq!(on_air_after_page_two(Book::new(), &all), all);
+
+        let mut taught = Book::new();
+        let equals: Vec<Listed> = (0..17).map(|i| item(2_000 - i, 10)).collect();
+        for _ in 0..TRUST_AFTER.div_ceil(16) {
+            taught.apply_snapshot(&page(9, equals.clone()), 17, 0, 0);
+        }
+        assert_eq!(on_air_after_page_two(taught, &all), [65, 10]);
     }
 }

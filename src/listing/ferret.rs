@@ -120,6 +120,31 @@ struct DueMiss {
     step: i32,
 }
 
+/// How long reads take, from the latest: running mean and mean absolute deviation (weight ⅛
+/// for the newest).
+#[derive(Debug, Clone, Copy, Default)]
+struct ReadTime {
+    mean: Millis,
+    deviation: Millis,
+}
+
+impl ReadTime {
+    fn observe(&mut self, took: Millis) {
+        let took = took.max(0);
+        if self.mean == 0 && self.deviation == 0 {
+            self.mean = took;
+            return;
+        }
+        self.deviation += ((took - self.mean).abs() - self.deviation) / 8;
+        self.mean += (took - self.mean) / 8;
+    }
+
+    /// A duration few reads exceed.
+    fn long(&self) -> Millis {
+        self.mean + 2 * self.deviation
+    }
+}
+
 /// One sweep read in this many goes below the recent region.
 const REST_EVERY: u32 = 8;
 
@@ -168,6 +193,8 @@ pub struct FerretPager {
     bootstrapped: bool,
     /// A listing without a total: the end being confirmed.
     end_check: Option<EndCheck>,
+    /// How long reads take: a running mean and mean deviation of the latest durations.
+    read_time: ReadTime,
 }
 
 impl FerretPager {
@@ -203,6 +230,7 @@ impl FerretPager {
             now: Millis::MIN,
             bootstrapped: false,
             end_check: None,
+            read_time: ReadTime::default(),
         }
     }
 
@@ -500,6 +528,9 @@ impl FerretPager {
                 return Some(main((1, Purpose::Head(1))));
             }
         }
+        if self.before_head(now) {
+            return None;
+        }
         // A boundary read whose batch is ready goes before a round under way (a round takes
         // the reader for most of a minute), but not before the next head sweep's pages.
         if self.budget.allows(now, self.head_keep(now)) {
@@ -543,6 +574,13 @@ impl FerretPager {
             }
         }
         None
+    }
+
+    /// Whether a read started at `t` would likely still be under way when the next head sweep
+    /// is due: only an urgent boundary read starts then. A head sweep held back by the read in
+    /// flight was most of its lateness.
+    fn before_head(&self, t: Millis) -> bool {
+        self.head_page.is_none() && t < self.head_at && t + self.read_time.long() > self.head_at
     }
 
     /// Tokens of the main budget a read that can wait keeps back at `now`, so that the next
@@ -651,6 +689,7 @@ impl Pager for FerretPager {
         let Some((page, purpose, requested_at)) = self.requested.take() else {
             return;
         };
+        self.read_time.observe(now - requested_at);
         // A failed read proves nothing: the same need asks again.
         let ReadOutcome::Page(view) = outcome else {
             return;
@@ -768,6 +807,9 @@ impl Pager for FerretPager {
                 self.budget.ready_at(Millis::MIN, keep)
             };
             wake = wake.min(due.max(paid));
+        }
+        if self.before_head(wake.max(self.now)) {
+            wake = head.max(any);
         }
         Some(wake)
     }

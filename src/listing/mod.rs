@@ -27,6 +27,7 @@ pub mod naive;
 mod page;
 pub mod seed;
 pub mod sim;
+mod ties;
 mod walk;
 
 use std::sync::Arc;
@@ -187,11 +188,11 @@ impl Default for Params {
             min_interval: SECOND,
             dup_threshold: 0.5,
             look_ahead: 1,
-            head_interval: 20 * SECOND,
+            head_interval: 19 * SECOND,
             head_pages: 2,
             settle: 5 * SECOND,
             batch_wait: 60 * SECOND,
-            sweep_share: 0.3,
+            sweep_share: 0.27,
             reserve: 3,
             burst: 8,
         }

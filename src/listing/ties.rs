@@ -1,0 +1,147 @@
+//! How a listing orders the broadcasts that share a sort key, learned from its pages.
+//!
+//! A `pubDate` has whole seconds, so on a busy listing neighbours often share a key, and on
+//! one run time-compressed K broadcasts share each second. A page proves a broadcast gone only
+//! where its key lies strictly inside the page's keys ([`super::absence_range`]): a broadcast
+//! whose key equals the key at an end of the page may sit on the next page among its equals.
+//! Niconico lists equals newest reservation first, and its ids are reservation serials
+//! (`lv…`), so among equals the larger serial comes first. When a listing's pages show that
+//! order, a page also proves absent an equal of its first item with a smaller serial, and an
+//! equal of its last item with a larger one.
+//!
+//! The order is never assumed: it is trusted only once [`TRUST_AFTER`] pairs of equal
+//! neighbours have shown it and none has contradicted it, and never again after one does. A
+//! listing whose equals come in another order (by start, or in no stable order) contradicts
+//! it within a few pages and keeps the strict proof. The count starts again with each detector
+//! (after a restart the first full sweep relearns it).
+
+use std::cmp::Ordering;
+
+use super::Listed;
+
+/// Pairs of equal neighbours that must show the order before it is trusted. A listing that
+/// broke it in one pair of a hundred would show that within 1,024 pairs with a probability
+/// of 1 − 0.99¹⁰²⁴ ≈ 1 − 3·10⁻⁵.
+pub(crate) const TRUST_AFTER: u32 = 1_024;
+
+/// What the pages showed of the order among equal keys.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TieOrder {
+    /// Pairs of equal neighbours listed larger serial first.
+    agreed: u32,
+    /// Whether a pair was listed the other way.
+    broken: bool,
+}
+
+impl TieOrder {
+    /// Learns from one page, its items in the order listed.
+    pub(crate) fn learn(&mut self, items: &[Listed]) {
+        for pair in items.windows(2) {
+            if pair[0].key != pair[1].key {
+                continue;
+            }
+            match serial_order(&pair[0].id, &pair[1].id) {
+                Some(Ordering::Greater) => self.agreed = self.agreed.saturating_add(1),
+                Some(Ordering::Less) => self.broken = true,
+                // Two ids without comparable serials say nothing about the order.
+                Some(Ordering::Equal) | None => {}
+            }
+        }
+    }
+
+    /// Whether equals are known to be listed larger serial first.
+    pub(crate) fn trusted(&self) -> bool {
+        !self.broken && self.agreed >= TRUST_AFTER
+    }
+}
+
+/// How two ids' serials compare: the numbers their trailing digits spell, when the text
+/// before the digits is the same (`lv1234` against `lv987`: greater). `None` when either has
+/// no serial, or their prefixes differ.
+pub(crate) fn serial_order(a: &str, b: &str) -> Option<Ordering> {
+    let (prefix_a, digits_a) = split_serial(a)?;
+    let (prefix_b, digits_b) = split_serial(b)?;
+    if prefix_a != prefix_b {
+        return None;
+    }
+    // Digits compare as numbers: leading zeros dropped, then the longer is the larger.
+    let (digits_a, digits_b) = (
+        digits_a.trim_start_matches('0'),
+        digits_b.trim_start_matches('0'),
+    );
+    Some(
+        digits_a
+            .len()
+            .cmp(&digits_b.len())
+            .then_with(|| digits_a.cmp(digits_b)),
+    )
+}
+
+/// An id split into the text before its trailing ASCII digits and the digits.
+fn split_serial(id: &str) -> Option<(&str, &str)> {
+    let prefix = id.trim_end_matches(|c: char| c.is_ascii_digit());
+    (prefix.len() < id.len()).then(|| id.split_at(prefix.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn item(id: &str, key: i64) -> Listed {
+        Listed {
+            id: Arc::from(id),
+            key,
+            title: Arc::from("Broadcast"),
+            link: Arc::from("https://live.example/watch"),
+        }
+    }
+
+    #[test]
+    fn serials_compare_as_numbers_under_the_same_prefix() {
+        assert_eq!(serial_order("lv1234", "lv987"), Some(Ordering::Greater));
+        assert_eq!(serial_order("lv0987", "lv1234"), Some(Ordering::Less));
+        assert_eq!(serial_order("lv0042", "lv42"), Some(Ordering::Equal));
+        let long = "x123456789012345678901234567890123456789012345678901234567890";
+        let longer = "x1123456789012345678901234567890123456789012345678901234567890";
+        assert_eq!(serial_order(longer, long), Some(Ordering::Greater));
+        assert_eq!(serial_order("lv12", "co12"), None);
+        assert_eq!(serial_order("lv12", "lv"), None);
+        assert_eq!(serial_order("", "12"), None);
+        assert_eq!(serial_order("12", "9"), Some(Ordering::Greater));
+    }
+
+    #[test]
+    fn order_is_trusted_after_enough_agreeing_pairs_and_never_after_a_contradiction() {
+        let mut order = TieOrder::default();
+        // 9 equals listed larger serial first: 8 pairs; the pair across keys says nothing.
+        let page: Vec<Listed> = (0..9)
+            .map(|i| item(&format!("lv{}", 100 - i), 50))
+            .chain([item("lv200", 40)])
+            .collect();
+        for _ in 0..TRUST_AFTER / 8 - 1 {
+            order.learn(&page);
+        }
+        assert!(!order.trusted());
+        order.learn(&page);
+        assert!(order.trusted());
+        // One pair the other way: never trusted again.
+        order.learn(&[item("lv7", 30), item("lv8", 30)]);
+        for _ in 0..TRUST_AFTER {
+            order.learn(&page);
+        }
+        assert!(!order.trusted());
+    }
+
+    #[test]
+    fn ids_without_serials_teach_nothing() {
+        let mut order = TieOrder::default();
+        let page = [item("a", 5), item("b", 5), item("lv1", 5), item("co2", 5)];
+        for _ in 0..2 * TRUST_AFTER {
+            order.learn(&page);
+        }
+        assert!(!order.trusted());
+        assert!(!order.broken);
+    }
+}
