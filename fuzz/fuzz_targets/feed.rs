@@ -1,10 +1,12 @@
 //! Feeds are outside input: whatever the bytes (and HTTP charset), parsing gives a feed or a
 //! typed error, never a panic, in full and in lean mode; and lean mode never finds items that
-//! full mode does not. A parsed feed read as a listing page keeps or counts every item.
+//! full mode does not. A parsed feed read as a listing page keeps or counts every item, and a
+//! book of broadcasts that takes it (as page 1, then again as page 2: the proofs of absence and
+//! the learning of the order among equal keys from its ids) never reports a listed item gone.
 #![no_main]
 
 use ferret::feed::{parse, ParseOptions};
-use ferret::listing::view_from_feed;
+use ferret::listing::{view_from_feed, Book};
 use libfuzzer_sys::fuzz_target;
 
 const CHARSETS: [Option<&str>; 5] = [
@@ -49,6 +51,17 @@ fuzz_target!(|data: &[u8]| {
                 full.items.len(),
                 "no item silently dropped"
             );
+            let mut book = Book::new();
+            book.apply_snapshot(&view, 18, 0, 1);
+            let mut again = view.clone();
+            again.page = 2;
+            book.apply_snapshot(&again, 18, 2, 3);
+            for item in &view.items {
+                assert!(
+                    !book.is_gone(&item.id),
+                    "a listed item is never reported gone"
+                );
+            }
         }
         (Err(a), Err(b)) => assert_eq!(a, b),
         (full, lean) => panic!("modes disagree: {full:?} vs {lean:?}"),
