@@ -82,6 +82,10 @@ pub struct PageView<'a> {
     pub size: u32,
     /// Times chosen as a representative, and how its fingerprints did.
     pub history: RepresentativeHistory,
+    /// Its topic similarity to each lighthouse, in the order the advisor is given them, when
+    /// the caller has it already (computed otherwise). Not a number for a lighthouse whose
+    /// page the caller does not have.
+    pub near: Option<&'a [f64]>,
 }
 
 /// A page's record as a representative.
@@ -173,24 +177,26 @@ pub fn topic_similarity(a: &Features, b: &Features, stats: &TermStats) -> f64 {
 /// missing from `pages` get no group; pages near no lighthouse (similarity 0 to all) none.
 pub fn groups(pages: &[PageView<'_>], lighthouses: &[String], stats: &TermStats) -> Vec<Group> {
     let index: FxHashMap<&str, usize> = pages.iter().enumerate().map(|(i, p)| (p.url, i)).collect();
-    let lights: Vec<(usize, &String)> = lighthouses
+    // Each lighthouse present: its index in `pages`, its index in `lighthouses`, its URL.
+    let lights: Vec<(usize, usize, &String)> = lighthouses
         .iter()
-        .filter_map(|l| index.get(l.as_str()).map(|&i| (i, l)))
+        .enumerate()
+        .filter_map(|(at, l)| index.get(l.as_str()).map(|&i| (i, at, l)))
         .collect();
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); lights.len()];
     for (i, page) in pages.iter().enumerate() {
-        if let Some(own) = lights.iter().position(|&(li, _)| li == i) {
+        if let Some(own) = lights.iter().position(|&(li, _, _)| li == i) {
             members[own].push(i);
             continue;
         }
         let best = lights
             .iter()
             .enumerate()
-            .map(|(g, &(li, _))| {
-                (
-                    g,
-                    topic_similarity(page.features, pages[li].features, stats),
-                )
+            .map(|(g, &(li, at, _))| {
+                let known = page.near.and_then(|near| near.get(at)).copied();
+                let s = known
+                    .unwrap_or_else(|| topic_similarity(page.features, pages[li].features, stats));
+                (g, s)
             })
             .filter(|&(_, s)| s > 0.0)
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
@@ -201,7 +207,7 @@ pub fn groups(pages: &[PageView<'_>], lighthouses: &[String], stats: &TermStats)
     lights
         .into_iter()
         .zip(members)
-        .map(|((_, l), members)| Group {
+        .map(|((_, _, l), members)| Group {
             lighthouse: l.clone(),
             members,
         })

@@ -294,6 +294,9 @@ pub struct Engine {
     ran: FxHashSet<u64>,
     /// Pages whose links were queued when nothing else was left ([`Engine::broaden`]).
     broadened: FxHashSet<String>,
+    /// Each cached page's nearest lighthouse, as [`Engine::explorers`] and
+    /// [`Engine::broaden`] rank pages by it.
+    nearest: Nearest,
     /// Representative → its history.
     history: FxHashMap<String, RepresentativeHistory>,
     since_rebuild: u32,
@@ -313,6 +316,29 @@ pub struct Engine {
     filter_sets: FxHashMap<String, usize>,
     events: VecDeque<DiscoveryEvent>,
     counts: EngineCounts,
+}
+
+/// The cache's pages by their nearest lighthouse; see [`Engine::update_nearest`].
+#[derive(Debug, Default)]
+struct Nearest {
+    /// The lighthouses and the term statistics' page count it was computed with.
+    lights: Vec<String>,
+    docs: u32,
+    /// URL → its topic similarity to each of `lights` (not a number for one not cached).
+    by_page: FxHashMap<String, Vec<f64>>,
+    /// Lighthouse → URL → their topic similarity: what `by_page` is made of, kept across a
+    /// change of the lighthouses for those that stay.
+    by_light: FxHashMap<String, FxHashMap<String, f64>>,
+}
+
+impl Nearest {
+    /// Drops what was computed for `url` (its features changed).
+    fn forget(&mut self, url: &str) {
+        self.by_page.remove(url);
+        for column in self.by_light.values_mut() {
+            column.remove(url);
+        }
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -348,6 +374,7 @@ impl Engine {
             waiting: FxHashMap::default(),
             ran: FxHashSet::default(),
             broadened: FxHashSet::default(),
+            nearest: Nearest::default(),
             history: FxHashMap::default(),
             since_rebuild: 0,
             votes: VecDeque::new(),
@@ -736,7 +763,9 @@ impl Engine {
             return;
         }
         page.judged_by.push(fp);
-        ensure(page, print.kind, &self.analyzer, &mut self.stats);
+        if ensure(page, print.kind, &self.analyzer, &mut self.stats) {
+            self.nearest.forget(url);
+        }
         let approved = print.approves(&rep, &page.features, &self.stats);
         if !approved {
             self.record_run(fp, &print.representative, false, false);
@@ -759,7 +788,9 @@ impl Engine {
             return;
         }
         for kind in self.filters.kinds() {
-            ensure(page, kind, &self.analyzer, &mut self.stats);
+            if ensure(page, kind, &self.analyzer, &mut self.stats) {
+                self.nearest.forget(url);
+            }
         }
         let features = Arc::new(page.features.clone());
         self.voting.insert(url.to_string());
@@ -859,7 +890,9 @@ impl Engine {
         }
         page.accepted = true;
         for kind in FeatureKind::ALL {
-            ensure(page, kind, &self.analyzer, &mut self.stats);
+            if ensure(page, kind, &self.analyzer, &mut self.stats) {
+                self.nearest.forget(url);
+            }
         }
         self.map.insert(url.to_string());
         if let Some(filter) = filter {
@@ -893,10 +926,19 @@ impl Engine {
 
 /// Computes `kind` for a cached page, counting its body terms in the idf statistics the first
 /// time they are computed.
-fn ensure(page: &mut CachedPage, kind: FeatureKind, analyzer: &Analyzer, stats: &mut TermStats) {
-    if page.features.ensure(kind, &page.doc, analyzer) && kind == FeatureKind::BodyTerms {
+/// Computes feature `kind` of a cached page if it is missing; returns whether it was (the
+/// caller then forgets the page's nearest lighthouse).
+fn ensure(
+    page: &mut CachedPage,
+    kind: FeatureKind,
+    analyzer: &Analyzer,
+    stats: &mut TermStats,
+) -> bool {
+    let computed = page.features.ensure(kind, &page.doc, analyzer);
+    if computed && kind == FeatureKind::BodyTerms {
         stats.add(&page.features);
     }
+    computed
 }
 
 impl Engine {
@@ -964,17 +1006,20 @@ impl Engine {
             m
         };
         let explorers = if explore && self.advisor.pool().iter().all(|f| self.ran.contains(&f.id)) {
-            self.explorers(&self.lights)
+            self.explorers()
         } else {
             Vec::new()
         };
         for url in sample_urls.iter().chain(&mapped).chain(&explorers) {
             if let Some(page) = self.cache.get_mut(url) {
                 for kind in FeatureKind::ALL {
-                    ensure(page, kind, &self.analyzer, &mut self.stats);
+                    if ensure(page, kind, &self.analyzer, &mut self.stats) {
+                        self.nearest.forget(url);
+                    }
                 }
             }
         }
+        self.update_nearest(&mapped);
         let lighthouses = self.lights.clone();
         let sample: Vec<&Features> = sample_urls
             .iter()
@@ -1084,30 +1129,97 @@ impl Engine {
             links: u32::try_from(page.doc.links.len()).unwrap_or(u32::MAX),
             size: page.features.size.unwrap_or(0),
             history: self.history.get(url).copied().unwrap_or_default(),
+            near: self.nearest.by_page.get(url).map(Vec::as_slice),
         }
+    }
+
+    /// Brings [`Engine::nearest`] up to date for the cached pages `urls`: their topic
+    /// similarity to each lighthouse. A page's are computed once, and all of them again
+    /// when the lighthouses change or the term statistics have grown by an eighth (as the
+    /// ballot is: idf moves slowly), so that ranking the cache and grouping the map are
+    /// lookups, not comparisons with every lighthouse (before, those comparisons were half of
+    /// the loop's time on a site of a thousand pages).
+    fn update_nearest(&mut self, urls: &[String]) {
+        let docs = self.stats.docs();
+        let nearest = &mut self.nearest;
+        if docs > nearest.docs + nearest.docs / 8 {
+            nearest.by_light.clear();
+            nearest.by_page.clear();
+            nearest.docs = docs;
+        }
+        if nearest.lights != self.lights {
+            // A lighthouse kept keeps what was computed against it.
+            nearest
+                .by_light
+                .retain(|light, _| self.lights.contains(light));
+            nearest.by_page.clear();
+            nearest.lights.clone_from(&self.lights);
+        }
+        for url in urls {
+            let Some(page) = self.cache.get(url) else {
+                continue;
+            };
+            if nearest.by_page.contains_key(url) {
+                continue;
+            }
+            let near = self
+                .lights
+                .iter()
+                .map(|l| {
+                    let Some(light) = self.cache.get(l) else {
+                        return f64::NAN;
+                    };
+                    *nearest
+                        .by_light
+                        .entry(l.clone())
+                        .or_default()
+                        .entry(url.clone())
+                        .or_insert_with(|| {
+                            topic_similarity(&page.features, &light.features, &self.stats)
+                        })
+                })
+                .collect();
+            nearest.by_page.insert(url.clone(), near);
+        }
+    }
+
+    /// The nearest lighthouse of the cached page `url` (its similarity and index in
+    /// `self.lights`), as [`Engine::update_nearest`] last computed it; the last of equals.
+    fn nearest_light(&self, url: &str) -> Option<(f64, usize)> {
+        self.nearest
+            .by_page
+            .get(url)?
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.is_nan())
+            .map(|(i, &s)| (s, i))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
     }
 
     /// When the map has nothing left to give: the cached pages outside it with links not
     /// fetched yet that are nearest to a lighthouse, as representatives to broaden from.
-    fn explorers(&self, lighthouses: &[String]) -> Vec<String> {
-        let mut scored: Vec<(f64, &String)> = self
+    fn explorers(&mut self) -> Vec<String> {
+        let candidates: Vec<String> = self
             .cache
             .iter()
             .filter(|(url, page)| {
                 !self.map.contains(*url)
                     && page.doc.links.iter().any(|l| !self.frontier.knows(&l.url))
             })
-            .map(|(url, page)| {
-                let near = lighthouses
-                    .iter()
-                    .filter_map(|l| self.cache.get(l))
-                    .map(|l| topic_similarity(&l.features, &page.features, &self.stats))
-                    .fold(0.0, f64::max);
-                (near, url)
+            .map(|(url, _)| url.clone())
+            .collect();
+        self.update_nearest(&candidates);
+        let mut scored: Vec<(f64, &String)> = candidates
+            .iter()
+            .map(|url| {
+                (
+                    self.nearest_light(url).map_or(0.0, |(s, _)| s.max(0.0)),
+                    url,
+                )
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        let keep = self.params.advisor.representatives_per_group * lighthouses.len().max(1);
+        let keep = self.params.advisor.representatives_per_group * self.lights.len().max(1);
         scored
             .into_iter()
             .take(keep)
@@ -1118,25 +1230,23 @@ impl Engine {
     /// Queues the links of the cached page nearest to a lighthouse among those with links
     /// the frontier has not seen, and not broadened from before. Returns whether it found one.
     fn broaden(&mut self, now_ms: i64) -> bool {
-        let near = |page: &CachedPage| {
-            self.lights
-                .iter()
-                .filter_map(|l| self.cache.get(l).map(|light| (l, light)))
-                .map(|(l, light)| {
-                    let s = topic_similarity(&light.features, &page.features, &self.stats);
-                    (s, l)
-                })
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-        };
-        let best = self
+        let candidates: Vec<String> = self
             .cache
             .iter()
             .filter(|(url, page)| {
                 !self.broadened.contains(*url)
                     && page.doc.links.iter().any(|l| !self.frontier.knows(&l.url))
             })
-            .map(|(url, page)| {
-                let (score, light) = near(page).unwrap_or((0.0, url));
+            .map(|(url, _)| url.clone())
+            .collect();
+        self.update_nearest(&candidates);
+        let best = candidates
+            .iter()
+            .map(|url| {
+                let (score, light) = match self.nearest_light(url) {
+                    Some((score, i)) => (score, &self.lights[i]),
+                    None => (0.0, url),
+                };
                 (score, url.clone(), light.clone())
             })
             .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));

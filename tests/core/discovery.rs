@@ -117,6 +117,7 @@ fn a_feature_the_group_shares_and_the_sample_lacks_is_distinctive() {
             links: 5,
             size: 100,
             history: Default::default(),
+            near: None,
         })
         .collect();
     let group = Group {
@@ -156,6 +157,7 @@ fn a_fingerprint_whose_pages_are_never_accepted_is_flushed_after_its_window() {
         links: 5,
         size: 100,
         history: Default::default(),
+        near: None,
     }];
     let params = FerretAdvisorParams {
         exhaustion_window: 4,
