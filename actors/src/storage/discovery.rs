@@ -189,13 +189,17 @@ pub struct Representative {
 
 /// The id of the page at `url`, created as a placeholder if it is not stored.
 fn page_id(tx: &Transaction<'_>, url: &str) -> Result<i64, rusqlite::Error> {
-    tx.execute(
-        "INSERT INTO pages (url) VALUES (?1) ON CONFLICT (url) DO NOTHING",
-        [url],
-    )?;
-    tx.query_row("SELECT id FROM pages WHERE url = ?1", [url], |row| {
-        row.get(0)
-    })
+    // Statements cached: a page's links make a hundred of these calls.
+    let known = tx
+        .prepare_cached("SELECT id FROM pages WHERE url = ?1")?
+        .query_row([url], |row| row.get(0))
+        .optional()?;
+    match known {
+        Some(id) => Ok(id),
+        None => tx
+            .prepare_cached("INSERT INTO pages (url) VALUES (?1) RETURNING id")?
+            .query_row([url], |row| row.get(0)),
+    }
 }
 
 /// A row of `(url, title, hittage, lighthouse, accepted, fetched_at_ms, approved)`.
@@ -333,8 +337,9 @@ impl Store {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::with_capacity(pages.len());
         for page in pages {
-            let id: i64 = tx.query_row(
-                "INSERT INTO pages (url, canonical_url, title, lang, size, fetched_at_ms,
+            let id: i64 = tx
+                .prepare_cached(
+                    "INSERT INTO pages (url, canonical_url, title, lang, size, fetched_at_ms,
                                     attributes, accepted, approved_by_filter, approved)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT (url) DO UPDATE SET
@@ -348,39 +353,41 @@ impl Store {
                     approved_by_filter = excluded.approved_by_filter,
                     approved = max(approved, excluded.approved)
                  RETURNING id",
-                params![
-                    page.url,
-                    page.canonical_url,
-                    page.title,
-                    page.lang,
-                    page.size.map(|s| s as i64),
-                    page.fetched_at_ms,
-                    if page.attributes.trim().is_empty() {
-                        "{}"
-                    } else {
-                        &page.attributes
-                    },
-                    page.accepted,
-                    page.approved_by_filter,
-                    page.approved,
-                ],
-                |row| row.get(0),
-            )?;
-            tx.execute("DELETE FROM links WHERE from_id = ?1", [id])?;
+                )?
+                .query_row(
+                    params![
+                        page.url,
+                        page.canonical_url,
+                        page.title,
+                        page.lang,
+                        page.size.map(|s| s as i64),
+                        page.fetched_at_ms,
+                        if page.attributes.trim().is_empty() {
+                            "{}"
+                        } else {
+                            &page.attributes
+                        },
+                        page.accepted,
+                        page.approved_by_filter,
+                        page.approved,
+                    ],
+                    |row| row.get(0),
+                )?;
+            tx.prepare_cached("DELETE FROM links WHERE from_id = ?1")?
+                .execute([id])?;
             for target in &page.links {
                 if *target == page.url {
                     continue;
                 }
                 let to = page_id(&tx, target)?;
-                tx.execute(
-                    "INSERT OR IGNORE INTO links (from_id, to_id) VALUES (?1, ?2)",
-                    [id, to],
-                )?;
+                tx.prepare_cached("INSERT OR IGNORE INTO links (from_id, to_id) VALUES (?1, ?2)")?
+                    .execute([id, to])?;
             }
             ids.push(id);
         }
         for url in approved {
-            tx.execute("UPDATE pages SET approved = 1 WHERE url = ?1", [url])?;
+            tx.prepare_cached("UPDATE pages SET approved = 1 WHERE url = ?1")?
+                .execute([url])?;
         }
         tx.commit()?;
         Ok(ids)
