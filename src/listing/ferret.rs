@@ -33,7 +33,8 @@
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
 //! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
 //! head, a boundary read whose batch has waited (if it leaves the next head read its
-//! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep.
+//! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
+//! of the last three starts when it would still be under way at the next head sweep.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -578,9 +579,11 @@ impl FerretPager {
 
     /// Whether a read started at `t` would likely still be under way when the next head sweep
     /// is due: only an urgent boundary read starts then. A head sweep held back by the read in
-    /// flight was most of its lateness.
+    /// flight was most of its lateness. The wait is at most a quarter of the head interval,
+    /// however slow the latest reads (a read that timed out says little about the next).
     fn before_head(&self, t: Millis) -> bool {
-        self.head_page.is_none() && t < self.head_at && t + self.read_time.long() > self.head_at
+        let quiet = self.read_time.long().min(self.params.head_interval / 4);
+        self.head_page.is_none() && t < self.head_at && t + quiet > self.head_at
     }
 
     /// Tokens of the main budget a read that can wait keeps back at `now`, so that the next
