@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferret::listing::sim::{self, Broadcast, Ending, Scenario, World};
+use ferret::listing::sim::{self, Broadcast, Ending, Ends, Reads, Scenario, World};
 use ferret::listing::{
     absence_range, pager, Book, BookEntry, Event, EventKind, Listed, Millis, PageView, Pager,
     Params, ReadOutcome, Strategy, HOUR, MINUTE, SECOND,
@@ -1035,6 +1035,27 @@ fn sim_world_is_deterministic_by_seed() {
     };
     let c = World::new(&other, t0, HOUR);
     assert_ne!(a.broadcasts(), c.broadcasts());
+}
+
+/// A scenario file may give only the keys of `[ends]` and `[reads]` it changes; the others
+/// keep their defaults, and an unknown key is still an error.
+#[test]
+fn scenario_tables_take_defaults_for_the_keys_left_out() {
+    let text = r#"
+name = "partial"
+starts = { off_peak_per_hour = 900, peak_per_hour = 1800 }
+ends = { early = 0.2, extend = 0.2 }
+reads = { failed = 0.05 }
+"#;
+    let scenario = Scenario::from_toml(text).expect("valid");
+    let (ends, reads) = (Ends::default(), Reads::default());
+    assert_eq!((scenario.ends.early, scenario.ends.extend), (0.2, 0.2));
+    assert_eq!(scenario.ends.extend_again, ends.extend_again);
+    assert_eq!(scenario.ends.early_min_minutes, ends.early_min_minutes);
+    assert_eq!(scenario.reads.failed, 0.05);
+    assert_eq!(scenario.reads.latency_max_ms, reads.latency_max_ms);
+    let err = Scenario::from_toml(&text.replace("extend = 0.2", "extnd = 0.2")).unwrap_err();
+    assert!(err.contains("extnd"), "{err}");
 }
 
 /// Over hours of a world the shares of early ends and extensions are the scenario's, no

@@ -57,9 +57,9 @@ pub struct Starts {
     pub start_hour: f64,
 }
 
-/// How broadcasts end; the rest of them end at their frame.
+/// How broadcasts end; the rest of them end at their frame. A key left out takes its default.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Ends {
     /// Share that ends early, `early_min_minutes`–`early_max_minutes` after starting (uniform;
     /// past the frame it ends at the frame).
@@ -101,9 +101,9 @@ pub struct GapBand {
     pub max_seconds: f64,
 }
 
-/// How reads behave.
+/// How reads behave. A key left out takes its default.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Reads {
     /// Share of reads that fail.
     pub failed: f64,
