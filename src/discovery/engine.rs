@@ -294,8 +294,8 @@ pub struct Engine {
     ran: FxHashSet<u64>,
     /// Pages whose links were queued when nothing else was left ([`Engine::broaden`]).
     broadened: FxHashSet<String>,
-    /// Each cached page's nearest lighthouse, as [`Engine::explorers`] and
-    /// [`Engine::broaden`] rank pages by it.
+    /// Cached pages' topic similarities to the lighthouses, by which [`Engine::explorers`]
+    /// and [`Engine::broaden`] rank pages and the advisor groups the map.
     nearest: Nearest,
     /// Representative → its history.
     history: FxHashMap<String, RepresentativeHistory>,
@@ -318,7 +318,7 @@ pub struct Engine {
     counts: EngineCounts,
 }
 
-/// The cache's pages by their nearest lighthouse; see [`Engine::update_nearest`].
+/// Cached pages' topic similarities to the lighthouses; see [`Engine::update_nearest`].
 #[derive(Debug, Default)]
 struct Nearest {
     /// The lighthouses and the term statistics' page count it was computed with.
@@ -332,8 +332,12 @@ struct Nearest {
 }
 
 impl Nearest {
-    /// Drops what was computed for `url` (its features changed).
+    /// Drops what was computed for `url` (its features changed): its similarities, and if it
+    /// is a lighthouse, every page's similarity to it.
     fn forget(&mut self, url: &str) {
+        if self.by_light.remove(url).is_some() {
+            self.by_page.clear();
+        }
         self.by_page.remove(url);
         for column in self.by_light.values_mut() {
             column.remove(url);
@@ -924,10 +928,9 @@ impl Engine {
     }
 }
 
-/// Computes `kind` for a cached page, counting its body terms in the idf statistics the first
-/// time they are computed.
-/// Computes feature `kind` of a cached page if it is missing; returns whether it was (the
-/// caller then forgets the page's nearest lighthouse).
+/// Computes `kind` for a cached page if it is missing, counting its body terms in the idf
+/// statistics the first time they are computed. Returns whether it computed it (the caller
+/// then forgets the page's similarities to the lighthouses).
 fn ensure(
     page: &mut CachedPage,
     kind: FeatureKind,
@@ -1134,11 +1137,11 @@ impl Engine {
     }
 
     /// Brings [`Engine::nearest`] up to date for the cached pages `urls`: their topic
-    /// similarity to each lighthouse. A page's are computed once, and all of them again
-    /// when the lighthouses change or the term statistics have grown by an eighth (as the
-    /// ballot is: idf moves slowly), so that ranking the cache and grouping the map are
-    /// lookups, not comparisons with every lighthouse (before, those comparisons were half of
-    /// the loop's time on a site of a thousand pages).
+    /// similarity to each lighthouse. Each pair is computed once (a lighthouse that stays
+    /// keeps its column when the set changes), and all again when the term statistics have
+    /// grown by an eighth (as the ballot is: idf moves slowly), so that ranking the cache and
+    /// grouping the map are lookups, not comparisons with every lighthouse (before, those
+    /// comparisons were half of the loop's time on a site of a thousand pages).
     fn update_nearest(&mut self, urls: &[String]) {
         let docs = self.stats.docs();
         let nearest = &mut self.nearest;
