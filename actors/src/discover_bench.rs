@@ -195,19 +195,27 @@ fn focused(
     })
 }
 
-/// The corpus's pages as URLs under a base of `http://corpus/` (only their last segment
-/// matters to the relevance test).
+/// The corpus's pages, in every folder under `dir`, as URLs under a base of `http://corpus/`
+/// (only their last segment matters to the relevance test).
 fn walk_dir(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".html"))
-                .map(|name| format!("http://corpus/{name}"))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut pages = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if let Some(name) = path.to_str().and_then(|p| p.strip_prefix(dir.to_str()?)) {
+                if name.ends_with(".html") {
+                    pages.push(format!("http://corpus/{}", name.trim_start_matches('/')));
+                }
+            }
+        }
+    }
+    pages
 }
 
 /// Breadth-first from the likes over the directory: the fetch order.
@@ -338,4 +346,35 @@ the same crawls, {} requests at once, median of 3 runs:",
     println!("| ferret discovery loop (fetch, parse, features, fingerprints, filters, mapmaker, store) | {ferret_pages} | {ferret:.0} |");
     println!("| ferret breadth-first (fetch and links only) | {bfs_pages} | {bfs:.0} |");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A corpus in folders (Python's documentation: `library/`, `howto/`, …) is counted
+    /// whole, not only its top folder.
+    #[test]
+    fn walk_dir_counts_the_pages_of_every_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("library/deep")).unwrap();
+        for page in [
+            "index.html",
+            "library/asyncio-task.html",
+            "library/deep/asyncio-queue.html",
+            "library/notes.txt",
+        ] {
+            std::fs::write(dir.path().join(page), "<html></html>").unwrap();
+        }
+        let mut pages = walk_dir(dir.path());
+        pages.sort();
+        assert_eq!(
+            pages,
+            [
+                "http://corpus/index.html",
+                "http://corpus/library/asyncio-task.html",
+                "http://corpus/library/deep/asyncio-queue.html",
+            ]
+        );
+    }
 }
