@@ -208,9 +208,10 @@ fn walk_dir(dir: &std::path::Path) -> Vec<String> {
             let path = entry.path();
             if path.is_dir() {
                 folders.push(path);
-            } else if let Some(name) = path.to_str().and_then(|p| p.strip_prefix(dir.to_str()?)) {
+            } else if let Ok(name) = path.strip_prefix(dir) {
+                let name = name.to_string_lossy();
                 if name.ends_with(".html") {
-                    pages.push(format!("http://corpus/{}", name.trim_start_matches('/')));
+                    pages.push(format!("http://corpus/{name}"));
                 }
             }
         }

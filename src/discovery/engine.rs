@@ -767,9 +767,14 @@ impl Engine {
             return;
         }
         page.judged_by.push(fp);
-        if ensure(page, print.kind, &self.analyzer, &mut self.stats) {
-            self.nearest.forget(url);
-        }
+        ensure(
+            url,
+            page,
+            print.kind,
+            &self.analyzer,
+            &mut self.stats,
+            &mut self.nearest,
+        );
         let approved = print.approves(&rep, &page.features, &self.stats);
         if !approved {
             self.record_run(fp, &print.representative, false, false);
@@ -792,9 +797,14 @@ impl Engine {
             return;
         }
         for kind in self.filters.kinds() {
-            if ensure(page, kind, &self.analyzer, &mut self.stats) {
-                self.nearest.forget(url);
-            }
+            ensure(
+                url,
+                page,
+                kind,
+                &self.analyzer,
+                &mut self.stats,
+                &mut self.nearest,
+            );
         }
         let features = Arc::new(page.features.clone());
         self.voting.insert(url.to_string());
@@ -894,9 +904,14 @@ impl Engine {
         }
         page.accepted = true;
         for kind in FeatureKind::ALL {
-            if ensure(page, kind, &self.analyzer, &mut self.stats) {
-                self.nearest.forget(url);
-            }
+            ensure(
+                url,
+                page,
+                kind,
+                &self.analyzer,
+                &mut self.stats,
+                &mut self.nearest,
+            );
         }
         self.map.insert(url.to_string());
         if let Some(filter) = filter {
@@ -928,20 +943,24 @@ impl Engine {
     }
 }
 
-/// Computes `kind` for a cached page if it is missing, counting its body terms in the idf
-/// statistics the first time they are computed. Returns whether it computed it (the caller
-/// then forgets the page's similarities to the lighthouses).
+/// Computes `kind` for the cached page `url` if it is missing, counting its body terms in the
+/// idf statistics the first time they are computed; its similarities to the lighthouses,
+/// made from the features it had, are then forgotten.
 fn ensure(
+    url: &str,
     page: &mut CachedPage,
     kind: FeatureKind,
     analyzer: &Analyzer,
     stats: &mut TermStats,
-) -> bool {
-    let computed = page.features.ensure(kind, &page.doc, analyzer);
-    if computed && kind == FeatureKind::BodyTerms {
+    nearest: &mut Nearest,
+) {
+    if !page.features.ensure(kind, &page.doc, analyzer) {
+        return;
+    }
+    if kind == FeatureKind::BodyTerms {
         stats.add(&page.features);
     }
-    computed
+    nearest.forget(url);
 }
 
 impl Engine {
@@ -1016,9 +1035,14 @@ impl Engine {
         for url in sample_urls.iter().chain(&mapped).chain(&explorers) {
             if let Some(page) = self.cache.get_mut(url) {
                 for kind in FeatureKind::ALL {
-                    if ensure(page, kind, &self.analyzer, &mut self.stats) {
-                        self.nearest.forget(url);
-                    }
+                    ensure(
+                        url,
+                        page,
+                        kind,
+                        &self.analyzer,
+                        &mut self.stats,
+                        &mut self.nearest,
+                    );
                 }
             }
         }
@@ -1199,18 +1223,22 @@ impl Engine {
             .max_by(|a, b| a.0.total_cmp(&b.0))
     }
 
-    /// When the map has nothing left to give: the cached pages outside it with links not
-    /// fetched yet that are nearest to a lighthouse, as representatives to broaden from.
-    fn explorers(&mut self) -> Vec<String> {
-        let candidates: Vec<String> = self
-            .cache
+    /// The cached pages not in `except` with links the frontier has not seen.
+    fn with_unseen_links(&self, except: &FxHashSet<String>) -> Vec<String> {
+        self.cache
             .iter()
             .filter(|(url, page)| {
-                !self.map.contains(*url)
+                !except.contains(*url)
                     && page.doc.links.iter().any(|l| !self.frontier.knows(&l.url))
             })
             .map(|(url, _)| url.clone())
-            .collect();
+            .collect()
+    }
+
+    /// When the map has nothing left to give: the cached pages outside it with links not
+    /// fetched yet that are nearest to a lighthouse, as representatives to broaden from.
+    fn explorers(&mut self) -> Vec<String> {
+        let candidates = self.with_unseen_links(&self.map);
         self.update_nearest(&candidates);
         let mut scored: Vec<(f64, &String)> = candidates
             .iter()
@@ -1233,15 +1261,7 @@ impl Engine {
     /// Queues the links of the cached page nearest to a lighthouse among those with links
     /// the frontier has not seen, and not broadened from before. Returns whether it found one.
     fn broaden(&mut self, now_ms: i64) -> bool {
-        let candidates: Vec<String> = self
-            .cache
-            .iter()
-            .filter(|(url, page)| {
-                !self.broadened.contains(*url)
-                    && page.doc.links.iter().any(|l| !self.frontier.knows(&l.url))
-            })
-            .map(|(url, _)| url.clone())
-            .collect();
+        let candidates = self.with_unseen_links(&self.broadened);
         self.update_nearest(&candidates);
         let best = candidates
             .iter()

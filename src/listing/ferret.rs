@@ -615,7 +615,7 @@ impl FerretPager {
             .count() as u64
     }
 
-    /// The book's broadcasts at or above `key` not past a frame boundary.
+    /// The book's broadcasts above `key` (a newer key) not past a frame boundary.
     fn live_above(&self, key: Millis) -> u64 {
         self.count_live(self.book.between(key, Millis::MAX))
     }
