@@ -770,7 +770,7 @@ impl Engine {
         ensure(
             url,
             page,
-            print.kind,
+            [print.kind],
             &self.analyzer,
             &mut self.stats,
             &mut self.nearest,
@@ -796,16 +796,14 @@ impl Engine {
             self.record_run(fp, &print.representative, true, false);
             return;
         }
-        for kind in self.filters.kinds() {
-            ensure(
-                url,
-                page,
-                kind,
-                &self.analyzer,
-                &mut self.stats,
-                &mut self.nearest,
-            );
-        }
+        ensure(
+            url,
+            page,
+            self.filters.kinds(),
+            &self.analyzer,
+            &mut self.stats,
+            &mut self.nearest,
+        );
         let features = Arc::new(page.features.clone());
         self.voting.insert(url.to_string());
         let ballot = self.ballot();
@@ -903,16 +901,14 @@ impl Engine {
             return;
         }
         page.accepted = true;
-        for kind in FeatureKind::ALL {
-            ensure(
-                url,
-                page,
-                kind,
-                &self.analyzer,
-                &mut self.stats,
-                &mut self.nearest,
-            );
-        }
+        ensure(
+            url,
+            page,
+            FeatureKind::ALL,
+            &self.analyzer,
+            &mut self.stats,
+            &mut self.nearest,
+        );
         self.map.insert(url.to_string());
         if let Some(filter) = filter {
             self.passed_by.insert(url.to_string(), filter);
@@ -943,24 +939,29 @@ impl Engine {
     }
 }
 
-/// Computes `kind` for the cached page `url` if it is missing, counting its body terms in the
-/// idf statistics the first time they are computed; its similarities to the lighthouses,
-/// made from the features it had, are then forgotten.
+/// Computes the features `kinds` of the cached page `url` that are missing, counting its body
+/// terms in the idf statistics the first time they are computed; if any was, its
+/// similarities to the lighthouses, made from the features it had, are forgotten.
 fn ensure(
     url: &str,
     page: &mut CachedPage,
-    kind: FeatureKind,
+    kinds: impl IntoIterator<Item = FeatureKind>,
     analyzer: &Analyzer,
     stats: &mut TermStats,
     nearest: &mut Nearest,
 ) {
-    if !page.features.ensure(kind, &page.doc, analyzer) {
-        return;
+    let mut computed = false;
+    for kind in kinds {
+        if page.features.ensure(kind, &page.doc, analyzer) {
+            computed = true;
+            if kind == FeatureKind::BodyTerms {
+                stats.add(&page.features);
+            }
+        }
     }
-    if kind == FeatureKind::BodyTerms {
-        stats.add(&page.features);
+    if computed {
+        nearest.forget(url);
     }
-    nearest.forget(url);
 }
 
 impl Engine {
@@ -1034,16 +1035,14 @@ impl Engine {
         };
         for url in sample_urls.iter().chain(&mapped).chain(&explorers) {
             if let Some(page) = self.cache.get_mut(url) {
-                for kind in FeatureKind::ALL {
-                    ensure(
-                        url,
-                        page,
-                        kind,
-                        &self.analyzer,
-                        &mut self.stats,
-                        &mut self.nearest,
-                    );
-                }
+                ensure(
+                    url,
+                    page,
+                    FeatureKind::ALL,
+                    &self.analyzer,
+                    &mut self.stats,
+                    &mut self.nearest,
+                );
             }
         }
         self.update_nearest(&mapped);
