@@ -41,13 +41,14 @@
 //!
 //! Ties break on the older cluster (lower id), so the same input gives the same clusters.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
 use super::fuzzy::fuzzy_similarity;
 use super::shingles::{containment, jaccard, shingles, LshIndex};
-use super::text::{strip_html, Analyzer, Lang};
+use super::text::{strip_html, Analyzer, Lang, Words};
 
 /// Time in milliseconds since the Unix epoch.
 pub type Millis = i64;
@@ -389,7 +390,10 @@ impl Level {
 
     fn create(&mut self, vector: &Vector, at: Millis) -> u32 {
         let id = self.clusters.len() as u32;
-        self.clusters.push(Centroid::default());
+        self.clusters.push(Centroid {
+            weights: FxHashMap::with_capacity_and_hasher(vector.len(), Default::default()),
+            ..Centroid::default()
+        });
         self.add(id, vector, at);
         id
     }
@@ -498,6 +502,8 @@ pub struct Clusterer {
     kept: BTreeMap<u32, Kept>,
     /// Scratch for [`Clusterer::grow_young_story`].
     young_candidates: Vec<u32>,
+    /// Scratch for each item's words.
+    words: Words,
     arrivals: u32,
     duplicates: u32,
 }
@@ -522,6 +528,7 @@ impl Clusterer {
             story_parent: Vec::new(),
             kept: BTreeMap::new(),
             young_candidates: Vec::new(),
+            words: Words::default(),
             arrivals: 0,
             duplicates: 0,
         }
@@ -554,20 +561,28 @@ impl Clusterer {
 
     /// Clusters the item at `at` with title `title` and body `text` (HTML allowed).
     pub fn add(&mut self, title: &str, text: &str, at: Millis) -> Assignment {
+        let mut words = std::mem::take(&mut self.words);
+        let assignment = self.add_with(title, text, at, &mut words);
+        self.words = words;
+        assignment
+    }
+
+    /// [`Clusterer::add`], the item's words read into `words`.
+    fn add_with(&mut self, title: &str, text: &str, at: Millis, words: &mut Words) -> Assignment {
         let arrival = self.arrivals;
         self.arrivals += 1;
         self.retire(at);
         let body = strip_html(text);
         let full = if body.trim().is_empty() {
-            title.to_string()
+            Cow::Borrowed(title)
         } else {
-            format!("{title}\n{body}")
+            Cow::Owned(format!("{title}\n{body}"))
         };
         let lang = self.analyzer.detect(&full);
 
         // Near-duplicates first: a copy joins its original and is not clustered again.
-        let words = self.analyzer.words(&full);
-        let item_shingles = shingles(&words, self.params.shingle_words);
+        let words = words.of(&full);
+        let item_shingles = shingles(words, self.params.shingle_words);
         let bands = self.lsh.bands(&item_shingles);
         if let Some(original) = self.duplicate_of(&item_shingles, &bands) {
             self.duplicates += 1;
@@ -578,7 +593,7 @@ impl Clusterer {
             return assignment;
         }
 
-        let ids = self.term_ids(&words, lang);
+        let ids = self.term_ids(words, lang);
         let vector = self.vector(&ids);
         let lookup = self.lookup(&vector);
         // Events compare words; stories words and bigrams.
