@@ -8,6 +8,7 @@
 //! **either** measure reaches its threshold: Jaccard catches reworded copies of equal length,
 //! containment catches a copy that was extended or abridged.
 
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -196,14 +197,16 @@ impl LshIndex {
             if key == NONE {
                 continue;
             }
-            // The oldest item ends its chain: unlink it from the item before it.
-            let Some(&head) = self.heads.get(&key) else {
-                continue;
+            // The oldest item ends its chain: unlink it from the item before it (one probe
+            // of the map when it is alone in its bucket, as most items are).
+            let head = match self.heads.entry(key) {
+                Entry::Occupied(entry) if *entry.get() == oldest => {
+                    entry.remove();
+                    continue;
+                }
+                Entry::Occupied(entry) => *entry.get(),
+                Entry::Vacant(_) => continue,
             };
-            if head == oldest {
-                self.heads.remove(&key);
-                continue;
-            }
             let mut at = head;
             loop {
                 let index = (at - self.first) as usize * self.bands + band;
