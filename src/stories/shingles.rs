@@ -8,7 +8,6 @@
 //! **either** measure reaches its threshold: Jaccard catches reworded copies of equal length,
 //! containment catches a copy that was extended or abridged.
 
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -86,7 +85,12 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 /// exactly, so the index only decides whom to compare with.
 ///
 /// Items leave in the order they came (the clusterer's window), so each bucket is a chain
-/// threaded through a queue of per-item links: no allocation per bucket, O(1) insertion.
+/// threaded through a queue of per-item links, newest first: no allocation per bucket, O(1)
+/// insertion. An item leaves without touching its buckets: a chain ends at the first item
+/// that has left, and the buckets whose items have all left are swept out together once as
+/// many items have left since the last sweep as are still queued (so the map holds at most
+/// twice the live buckets, and removal costs O(1) amortised instead of a probe of a cold map
+/// per band).
 #[derive(Debug)]
 pub struct LshIndex {
     seeds: Vec<u64>,
@@ -100,6 +104,8 @@ pub struct LshIndex {
     links: VecDeque<(u64, u64)>,
     /// Queue position of `items[0]`.
     first: u64,
+    /// Items removed since the last sweep of `heads`.
+    removed: usize,
 }
 
 const NONE: u64 = u64::MAX;
@@ -123,6 +129,7 @@ impl LshIndex {
             items: VecDeque::new(),
             links: VecDeque::new(),
             first: 0,
+            removed: 0,
         }
     }
 
@@ -160,7 +167,7 @@ impl LshIndex {
         let mut found = Vec::new();
         for (band, key) in bands.iter().enumerate() {
             let mut at = self.heads.get(key).copied().unwrap_or(NONE);
-            while at != NONE {
+            while at != NONE && at >= self.first {
                 let index = (at - self.first) as usize;
                 found.push(self.items[index]);
                 at = self.links[index * self.bands + band].1;
@@ -188,42 +195,23 @@ impl LshIndex {
 
     /// Removes the oldest item, if any.
     pub fn remove_oldest(&mut self) {
-        if self.items.is_empty() {
+        if self.items.pop_front().is_none() {
             return;
         }
-        let oldest = self.first;
-        for band in 0..self.bands {
-            let (key, _) = self.links[band];
-            if key == NONE {
-                continue;
-            }
-            // The oldest item ends its chain: unlink it from the item before it (one probe
-            // of the map when it is alone in its bucket, as most items are).
-            let head = match self.heads.entry(key) {
-                Entry::Occupied(entry) if *entry.get() == oldest => {
-                    entry.remove();
-                    continue;
-                }
-                Entry::Occupied(entry) => *entry.get(),
-                Entry::Vacant(_) => continue,
-            };
-            let mut at = head;
-            loop {
-                let index = (at - self.first) as usize * self.bands + band;
-                let next = self.links[index].1;
-                if next == oldest {
-                    self.links[index].1 = NONE;
-                    break;
-                }
-                if next == NONE {
-                    break;
-                }
-                at = next;
-            }
-        }
-        self.items.pop_front();
         self.links.drain(..self.bands);
         self.first += 1;
+        self.removed += 1;
+        if self.removed >= self.items.len().max(1) {
+            let first = self.first;
+            self.heads.retain(|_, &mut head| head >= first);
+            self.removed = 0;
+        }
+    }
+
+    /// Buckets in the map, live or not yet swept.
+    #[cfg(test)]
+    fn buckets(&self) -> usize {
+        self.heads.len()
     }
 }
 
@@ -233,4 +221,48 @@ fn splitmix(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Candidates agree with a scan of the live items, band by band, while items come and
+    /// go through crowded buckets; the map never holds more than twice the live buckets.
+    #[test]
+    fn candidates_are_the_live_items_sharing_a_bucket() {
+        let bands = 4;
+        let mut index = LshIndex::new(bands, 1, 3);
+        let mut live: VecDeque<(u32, Vec<u64>)> = VecDeque::new();
+        let mut state = 11u64;
+        let mut key = |band: usize| {
+            state = splitmix(state);
+            // Few keys per band: long chains, shared by old and new items.
+            (band as u64) << 32 | state % 200
+        };
+        for item in 0..2_000u32 {
+            let keys: Vec<u64> = (0..bands).map(&mut key).collect();
+            let mut expected: Vec<u32> = live
+                .iter()
+                .filter(|(_, other)| other.iter().zip(&keys).any(|(a, b)| a == b))
+                .map(|&(id, _)| id)
+                .collect();
+            expected.sort_unstable();
+            assert_eq!(index.candidates(&keys), expected, "item {item}");
+            index.insert(item, &keys);
+            live.push_back((item, keys));
+            // The window breathes: grows to 300 items, shrinks to 50, grows again.
+            let keep = if item % 1_000 < 600 { 300 } else { 50 };
+            while live.len() > keep {
+                live.pop_front();
+                index.remove_oldest();
+            }
+            assert!(index.buckets() <= 2 * bands * live.len().max(1));
+        }
+        while live.pop_front().is_some() {
+            index.remove_oldest();
+        }
+        assert_eq!(index.buckets(), 0);
+        assert!(index.candidates(&[0, 1 << 32, 2 << 32, 3 << 32]).is_empty());
+    }
 }
