@@ -238,7 +238,7 @@ mod tests {
         let mut key = |band: usize| {
             state = splitmix(state);
             // Few keys per band: long chains, shared by old and new items.
-            (band as u64) << 32 | state % 200
+            ((band as u64) << 32) | (state % 200)
         };
         for item in 0..2_000u32 {
             let keys: Vec<u64> = (0..bands).map(&mut key).collect();
