@@ -189,10 +189,14 @@ struct Centroid {
 }
 
 impl Centroid {
-    fn add(&mut self, vector: &Vector, at: Millis) {
+    /// Adds an item's `vector`, calling `new_term` for each term the centroid did not hold.
+    fn add(&mut self, vector: &Vector, at: Millis, mut new_term: impl FnMut(u32)) {
         self.items += 1;
         for &(term, weight) in vector {
-            let w = self.weights.entry(term).or_insert(0.0);
+            let w = self.weights.entry(term).or_insert_with(|| {
+                new_term(term);
+                0.0
+            });
             self.norm2 += 2.0 * *w * weight + weight * weight;
             *w += weight;
         }
@@ -399,13 +403,12 @@ impl Level {
     }
 
     fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
-        let cluster = &mut self.clusters[id as usize];
-        for &(term, _) in vector {
-            if term & BIGRAM == 0 && !cluster.weights.contains_key(&term) {
-                self.index.entry(term).or_default().push(id);
+        let index = &mut self.index;
+        self.clusters[id as usize].add(vector, at, |term| {
+            if term & BIGRAM == 0 {
+                index.entry(term).or_default().push(id);
             }
-        }
-        cluster.add(vector, at);
+        });
         self.by_update.push_back((at, id));
     }
 
