@@ -42,7 +42,7 @@
 //! Ties break on the older cluster (lower id), so the same input gives the same clusters.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
@@ -475,6 +475,7 @@ impl Level {
 /// An item kept for near-duplicate checks while it is inside the window.
 #[derive(Debug)]
 struct Kept {
+    arrival: u32,
     shingles: Vec<u64>,
     at: Millis,
     assignment: Assignment,
@@ -502,7 +503,8 @@ pub struct Clusterer {
     /// Union-find over stories: a merged story points at the one it joined.
     story_parent: Vec<u32>,
     lsh: LshIndex,
-    kept: BTreeMap<u32, Kept>,
+    /// By arrival, oldest first.
+    kept: VecDeque<Kept>,
     /// Scratch for [`Clusterer::grow_young_story`].
     young_candidates: Vec<u32>,
     /// Scratch for each item's words.
@@ -529,7 +531,7 @@ impl Clusterer {
             event_story: Vec::new(),
             event_titles: Vec::new(),
             story_parent: Vec::new(),
-            kept: BTreeMap::new(),
+            kept: VecDeque::new(),
             young_candidates: Vec::new(),
             words: Words::default(),
             arrivals: 0,
@@ -588,11 +590,11 @@ impl Clusterer {
         let item_shingles = shingles(words, self.params.shingle_words);
         let bands = self.lsh.bands(&item_shingles);
         if let Some(original) = self.duplicate_of(&item_shingles, &bands) {
-            self.duplicates += 1;
             let assignment = Assignment {
-                duplicate_of: Some(original),
-                ..self.kept[&original].assignment
+                duplicate_of: Some(original.arrival),
+                ..original.assignment
             };
+            self.duplicates += 1;
             return assignment;
         }
 
@@ -650,14 +652,12 @@ impl Clusterer {
             ..assignment
         };
         self.lsh.insert(arrival, &bands);
-        self.kept.insert(
+        self.kept.push_back(Kept {
             arrival,
-            Kept {
-                shingles: item_shingles,
-                at,
-                assignment,
-            },
-        );
+            shingles: item_shingles,
+            at,
+            assignment,
+        });
         assignment
     }
 
@@ -788,13 +788,16 @@ impl Clusterer {
         into
     }
 
-    fn duplicate_of(&self, item: &[u64], bands: &[u64]) -> Option<u32> {
-        self.lsh.candidates(bands).into_iter().find(|candidate| {
-            self.kept.get(candidate).is_some_and(|kept| {
+    /// The oldest kept item that `item` (its shingles, banded into `bands`) is a copy of.
+    fn duplicate_of(&self, item: &[u64], bands: &[u64]) -> Option<&Kept> {
+        self.lsh
+            .candidates(bands)
+            .into_iter()
+            .filter_map(|candidate| self.kept(candidate))
+            .find(|kept| {
                 jaccard(item, &kept.shingles) >= self.params.duplicate_jaccard
                     || containment(item, &kept.shingles) >= self.params.duplicate_containment
             })
-        })
     }
 
     /// The term ids of `words` in `lang`, in order: the words' stems (stop words and
@@ -931,13 +934,19 @@ impl Clusterer {
         self.events.retire(before);
         self.stories.retire(before);
         // Kept items are the LSH index's items, in the same order: both leave oldest first.
-        while let Some((&arrival, kept)) = self.kept.first_key_value() {
-            if kept.at >= before {
-                break;
-            }
+        while self.kept.front().is_some_and(|kept| kept.at < before) {
             self.lsh.remove_oldest();
-            self.kept.remove(&arrival);
+            self.kept.pop_front();
         }
+    }
+
+    /// The kept item that arrived `arrival`th, if it is still kept.
+    fn kept(&self, arrival: u32) -> Option<&Kept> {
+        let at = self
+            .kept
+            .binary_search_by_key(&arrival, |kept| kept.arrival)
+            .ok()?;
+        Some(&self.kept[at])
     }
 }
 

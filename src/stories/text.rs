@@ -55,6 +55,10 @@ impl Analyzer {
     /// The language of `text`: Russian when Cyrillic letters dominate, else what whatlang
     /// detects (English when it is unsure: the corpora are mostly English).
     pub fn detect(&self, text: &str) -> Lang {
+        if text.is_ascii() {
+            // No Cyrillic and no letter outside a–z: English, as below, without the count.
+            return Lang::English;
+        }
         let (mut cyrillic, mut latin, mut other) = (0usize, 0usize, 0usize);
         for c in text.chars().filter(|c| c.is_alphabetic()) {
             match c {
