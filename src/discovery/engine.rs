@@ -304,6 +304,12 @@ pub struct Engine {
     votes: VecDeque<VoteOrder>,
     /// Pages with a vote out (ordered, no verdict yet).
     voting: FxHashSet<String>,
+    /// Pages a ferret fingerprint approved and the vote discarded, with that fingerprint:
+    /// voted on again when a filter is built or rebuilt ([`Engine::revote`]).
+    rejected: Vec<(String, u64)>,
+    /// Pages whose vote out is such a second vote: their fingerprint's run was counted at
+    /// the first.
+    revoting: FxHashSet<String>,
     /// The ballot votes are ordered with; None until the first vote.
     ballot: Option<Arc<Ballot>>,
     /// Accepted page → the filter that passed it, for the user's verdicts.
@@ -314,6 +320,9 @@ pub struct Engine {
     awaiting: FxHashMap<String, i64>,
     /// Lighthouse → the size of the set its filter was built from.
     filter_sets: FxHashMap<String, usize>,
+    /// Lighthouse → the cached pages linking to it, found by reading `fetched_order` up to
+    /// the position kept with them (each page is read once per lighthouse).
+    inlinks: FxHashMap<String, (usize, Vec<String>)>,
     events: VecDeque<DiscoveryEvent>,
     counts: EngineCounts,
 }
@@ -383,11 +392,14 @@ impl Engine {
             since_rebuild: 0,
             votes: VecDeque::new(),
             voting: FxHashSet::default(),
+            rejected: Vec::new(),
+            revoting: FxHashSet::default(),
             ballot: None,
             passed_by: FxHashMap::default(),
             unvisited: BTreeSet::new(),
             awaiting: FxHashMap::default(),
             filter_sets: FxHashMap::default(),
+            inlinks: FxHashMap::default(),
             events: VecDeque::new(),
             counts: EngineCounts::default(),
             params,
@@ -796,6 +808,14 @@ impl Engine {
             self.record_run(fp, &print.representative, true, false);
             return;
         }
+        self.order_vote(url, fp);
+    }
+
+    /// Orders the Filters' vote on the cached page `url`, which fingerprint `fp` approved.
+    fn order_vote(&mut self, url: &str, fp: u64) {
+        let Some(page) = self.cache.get_mut(url) else {
+            return;
+        };
         ensure(
             url,
             page,
@@ -815,12 +835,124 @@ impl Engine {
         });
     }
 
+    /// Orders a vote again on each page the vote discarded that one of the filters `built`
+    /// (just built or rebuilt) passes: a filter built from a bigger set may pass what the
+    /// first ones did not (at start-up, the first votes may even be taken before any filter
+    /// exists). The others stay discarded until the next filters.
+    fn revote(&mut self, built: &[u64]) {
+        let filters: Vec<&FilterFingerprint> = self
+            .filters
+            .filters()
+            .iter()
+            .filter(|f| built.contains(&f.id))
+            .collect();
+        let mut again = Vec::new();
+        self.rejected.retain(|(url, fp)| {
+            let Some(page) = self.cache.get(url) else {
+                return false;
+            };
+            if page.accepted || self.voting.contains(url) {
+                return false;
+            }
+            let passes = filters
+                .iter()
+                .any(|f| f.passes(&page.features, &self.stats));
+            if passes {
+                again.push((url.clone(), *fp));
+            }
+            !passes
+        });
+        for (url, fp) in again {
+            self.revoting.insert(url.clone());
+            self.order_vote(&url, fp);
+        }
+    }
+
+    /// Each lighthouse's strongly linked pages (in the order of `self.lights`, sorted): the
+    /// cached pages it links to or that link to it, at a topic similarity to it of at least
+    /// `min_link_similarity`, their features complete. Drawn from every cached page, not
+    /// only the map: a page the vote discarded belongs to the set as much as one it passed,
+    /// and a set drawn from the map alone never grows when the first filters pass nothing.
+    fn linked_sets(&mut self) -> Vec<Vec<String>> {
+        let lights = self.lights.clone();
+        self.inlinks.retain(|light, _| lights.contains(light));
+        let mut candidates: Vec<Vec<String>> = Vec::with_capacity(lights.len());
+        for light in &lights {
+            let (read, from) = self.inlinks.entry(light.clone()).or_default();
+            for url in &self.fetched_order[*read..] {
+                let links_to =
+                    |page: &CachedPage| page.doc.links.iter().any(|l| l.url.as_str() == light);
+                if self.cache.get(url).is_some_and(links_to) {
+                    from.push(url.clone());
+                }
+            }
+            *read = self.fetched_order.len();
+            let mut linked: Vec<String> = from.clone();
+            if let Some(page) = self.cache.get(light) {
+                linked.extend(
+                    page.doc
+                        .links
+                        .iter()
+                        .map(|l| l.url.as_str())
+                        .filter(|url| self.cache.contains_key(*url))
+                        .map(str::to_string),
+                );
+            }
+            linked.retain(|url| url != light);
+            linked.sort_unstable();
+            linked.dedup();
+            candidates.push(linked);
+        }
+        let mut all: Vec<String> = candidates.concat();
+        all.sort_unstable();
+        all.dedup();
+        for url in &all {
+            if let Some(page) = self.cache.get_mut(url) {
+                ensure(
+                    url,
+                    page,
+                    FeatureKind::ALL,
+                    &self.analyzer,
+                    &mut self.stats,
+                    &mut self.nearest,
+                );
+            }
+        }
+        let params = self.filters.params();
+        let (min, most) = (params.min_link_similarity, params.max_set);
+        let mut sets = Vec::with_capacity(lights.len());
+        for (light, linked) in lights.iter().zip(candidates) {
+            let Some(lit) = self.cache.get(light) else {
+                sets.push(Vec::new());
+                continue;
+            };
+            // Each pair's similarity is remembered as `update_nearest` remembers it.
+            let column = self.nearest.by_light.entry(light.clone()).or_default();
+            let mut scored: Vec<(f64, String)> = linked
+                .into_iter()
+                .filter_map(|url| {
+                    let page = self.cache.get(&url)?;
+                    let similarity = *column.entry(url.clone()).or_insert_with(|| {
+                        topic_similarity(&page.features, &lit.features, &self.stats)
+                    });
+                    (similarity >= min).then_some((similarity, url))
+                })
+                .collect();
+            // The closest first; a filter's build compares every member with every other.
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            scored.truncate(most);
+            sets.push(scored.into_iter().map(|(_, url)| url).collect());
+        }
+        sets
+    }
+
     /// The Filters' verdict on the page `url`, which fingerprint `fp` approved: the filter
     /// that passed it (the page enters the map), or None (it is discarded).
     pub fn handle_vote(&mut self, url: &str, fp: u64, verdict: Option<u64>, now_ms: i64) {
         if !self.voting.remove(url) {
             return;
         }
+        let again = self.revoting.remove(url);
         let accepted = match verdict {
             Some(filter) if self.cache.get(url).is_some_and(|p| !p.accepted) => {
                 self.filters.credit(filter);
@@ -833,6 +965,10 @@ impl Engine {
             self.events.push_back(DiscoveryEvent::Discarded {
                 url: url.to_string(),
             });
+            self.rejected.push((url.to_string(), fp));
+        }
+        if again {
+            return;
         }
         if let Some(representative) = self.advisor.get(fp).map(|p| p.representative.clone()) {
             self.record_run(fp, &representative, true, accepted);
@@ -1046,6 +1182,7 @@ impl Engine {
             }
         }
         self.update_nearest(&mapped);
+        let sets = self.linked_sets();
         let lighthouses = self.lights.clone();
         let sample: Vec<&Features> = sample_urls
             .iter()
@@ -1072,23 +1209,18 @@ impl Engine {
         let made = made.len();
         // The FilterAdvisor: one filter per lighthouse over its strongly linked set.
         let unreliable = self.filters.unreliable();
-        for lighthouse in &lighthouses {
+        let mut new_filters = Vec::new();
+        for (lighthouse, set) in lighthouses.iter().zip(&sets) {
             let Some(light) = self.cache.get(lighthouse) else {
                 continue;
             };
-            let mut members: Vec<(&str, &Features)> = vec![(lighthouse.as_str(), &light.features)];
-            let min = self.filters.params().min_link_similarity;
-            for url in &mapped {
-                if url == lighthouse {
-                    continue;
-                }
-                let page = &self.cache[url];
-                let linked = light.doc.links.iter().any(|l| l.url.as_str() == url)
-                    || page.doc.links.iter().any(|l| l.url.as_str() == lighthouse);
-                if linked && topic_similarity(&light.features, &page.features, &self.stats) >= min {
-                    members.push((url.as_str(), &page.features));
-                }
-            }
+            let members: Vec<(&str, &Features)> =
+                std::iter::once((lighthouse.as_str(), &light.features))
+                    .chain(
+                        set.iter()
+                            .filter_map(|url| Some((url.as_str(), &self.cache.get(url)?.features))),
+                    )
+                    .collect();
             let size = members.len();
             let built = self.filter_sets.get(lighthouse).copied();
             let grown = built.is_none_or(|b| size > b + b / 2);
@@ -1096,7 +1228,11 @@ impl Engine {
                 && self.filters.install(&members, &sample, &self.stats, now_ms)
             {
                 self.filter_sets.insert(lighthouse.clone(), size);
+                new_filters.extend(self.filters.filters().last().map(|f| f.id));
             }
+        }
+        if !new_filters.is_empty() {
+            self.revote(&new_filters);
         }
         made
     }
@@ -1359,4 +1495,153 @@ const BACKGROUND: f64 = 1e6;
 /// Milliseconds for the frontier, which counts from 0.
 fn ms(at_ms: i64) -> u64 {
     u64::try_from(at_ms).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discovery::page::parse_page;
+
+    /// Puts a page about `topic` at `path`, linking to `links`, in the cache (fetched, not
+    /// accepted); its features.
+    fn cache_linking(
+        engine: &mut Engine,
+        path: &str,
+        topic: &str,
+        n: usize,
+        links: &[&str],
+    ) -> Features {
+        let url = url::Url::parse("http://site.test/")
+            .unwrap()
+            .join(path)
+            .unwrap();
+        let anchors: String = links
+            .iter()
+            .map(|to| format!("<a href=\"/{to}\">more</a> "))
+            .collect();
+        let html = format!(
+            "<html><head><title>{topic} {n}</title></head><body><p>{}</p>{anchors}</body></html>",
+            format!("{topic} {topic}s {topic}kind {n} ").repeat(8)
+        );
+        let doc = parse_page(&url, html.as_bytes(), Some("text/html"));
+        let features = Features::computed(&doc, &engine.analyzer);
+        engine.stats.add(&features);
+        engine.cache.insert(
+            url.to_string(),
+            CachedPage {
+                doc,
+                features: features.clone(),
+                fetched_at_ms: 0,
+                judged_by: Vec::new(),
+                approved: true,
+                accepted: false,
+            },
+        );
+        engine.fetched_order.push(url.to_string());
+        features
+    }
+
+    fn cache(engine: &mut Engine, path: &str, topic: &str, n: usize) -> Features {
+        cache_linking(engine, path, topic, n, &[])
+    }
+
+    /// A lighthouse's set is drawn from every cached page, accepted or not: the pages it links
+    /// to and those linking to it, close enough on the topic, the closest first, at most
+    /// `max_set`; a page on the topic that is not linked stays out, and so does a linked page
+    /// off the topic.
+    #[test]
+    fn a_lighthouse_set_is_its_linked_cached_pages_on_its_topic() {
+        let mut engine = Engine::new(EngineParams {
+            filter: FilterParams {
+                max_set: 3,
+                ..FilterParams::default()
+            },
+            ..EngineParams::default()
+        });
+        let links = [
+            "ferrets/2.html",
+            "ferrets/3.html",
+            "kitchen/soup-recipes.html",
+        ];
+        cache_linking(&mut engine, "ferrets/1.html", "ferret", 1, &links);
+        cache(&mut engine, "ferrets/2.html", "ferret", 2);
+        cache(&mut engine, "ferrets/3.html", "ferret", 3);
+        cache(&mut engine, "kitchen/soup-recipes.html", "soup", 1);
+        cache(&mut engine, "ferrets/5.html", "ferret", 5);
+        for n in [4, 6] {
+            let path = format!("ferrets/{n}.html");
+            cache_linking(&mut engine, &path, "ferret", n, &["ferrets/1.html"]);
+        }
+        engine.lights = vec!["http://site.test/ferrets/1.html".to_string()];
+        let sets = engine.linked_sets();
+        let set: Vec<&str> = sets[0].iter().map(|url| &url[17..]).collect();
+        assert_eq!(set.len(), 3, "{set:?}");
+        assert!(
+            set.iter().all(|path| path.starts_with("ferrets/")),
+            "{set:?}"
+        );
+        assert!(!set.contains(&"ferrets/5.html") && !set.contains(&"ferrets/1.html"));
+        // Pages fetched after the last look are found too (the five, with room for them).
+        cache_linking(
+            &mut engine,
+            "ferrets/7.html",
+            "ferret",
+            7,
+            &["ferrets/1.html"],
+        );
+        engine.filters = FilterBank::new(FilterParams::default());
+        let sets = engine.linked_sets();
+        assert_eq!(sets[0].len(), 5, "{sets:?}");
+        assert!(
+            sets[0].contains(&"http://site.test/ferrets/7.html".to_string()),
+            "{:?}",
+            sets
+        );
+    }
+
+    /// A discarded page that a newly built filter passes gets a second vote, and is mapped on
+    /// that vote; one the new filter does not pass waits for the next filters; filters built
+    /// before take no part.
+    #[test]
+    fn discarded_pages_a_new_filter_passes_are_voted_again() {
+        let mut engine = Engine::new(EngineParams::default());
+        let light = cache(&mut engine, "ferrets/1.html", "ferret", 1);
+        let member = cache(&mut engine, "ferrets/2.html", "ferret", 2);
+        cache(&mut engine, "ferrets/3.html", "ferret", 3);
+        cache(&mut engine, "cooking/1.html", "soup", 1);
+        let sample: Vec<Features> = ["bread", "cheese", "garden", "trains", "weather"]
+            .iter()
+            .enumerate()
+            .map(|(n, topic)| cache(&mut engine, &format!("misc/{n}.html"), topic, n))
+            .collect();
+        let (on_topic, off_topic) = (
+            "http://site.test/ferrets/3.html".to_string(),
+            "http://site.test/cooking/1.html".to_string(),
+        );
+        engine.rejected = vec![(on_topic.clone(), 7), (off_topic.clone(), 7)];
+
+        let sample: Vec<&Features> = sample.iter().collect();
+        let members = [
+            ("http://site.test/ferrets/1.html", &light),
+            ("http://site.test/ferrets/2.html", &member),
+        ];
+        assert!(engine.filters.install(&members, &sample, &engine.stats, 0));
+        let built = engine.filters.filters()[0].id;
+
+        engine.revote(&[built + 1]);
+        assert!(engine.votes.is_empty(), "the filter was built before");
+        engine.revote(&[built]);
+        let order = engine
+            .poll_vote()
+            .expect("a second vote on the page on the topic");
+        assert_eq!(order.url, on_topic);
+        assert!(engine.poll_vote().is_none());
+        assert_eq!(engine.rejected, [(off_topic, 7)]);
+
+        let verdict = order.vote();
+        assert_eq!(verdict, Some(built));
+        engine.handle_vote(&order.url, order.fingerprint, verdict, 10);
+        assert!(engine.cached(&on_topic).is_some_and(|entry| entry.accepted));
+        assert!(engine.revoting.is_empty());
+    }
 }

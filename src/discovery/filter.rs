@@ -35,6 +35,9 @@ pub struct FilterParams {
     pub margin: f64,
     /// Topic similarity a linked page needs to count as strongly linked.
     pub min_link_similarity: f64,
+    /// Strongly linked pages a set keeps at most, the closest to its lighthouse: building a
+    /// filter compares every member with every other.
+    pub max_set: usize,
     /// Reliability a dislike costs.
     pub dislike_cost: f64,
     /// Reliability a page left unvisited costs.
@@ -54,6 +57,7 @@ impl Default for FilterParams {
             representatives: 3,
             margin: 0.1,
             min_link_similarity: 0.15,
+            max_set: 12,
             dislike_cost: 0.25,
             unvisited_cost: 0.02,
             unvisited_after_ms: 72 * 3_600_000,
