@@ -2,8 +2,10 @@
 //! thresholds, and a majority vote.
 //!
 //! **Building** (FilterAdvisor). For a lighthouse, the *set* is the lighthouse with the pages
-//! strongly linked to it: pages it links to or that link to it in the map, whose topic
-//! similarity to it ([`topic_similarity`]) is at least `min_link_similarity`. The set's
+//! strongly linked to it: fetched pages it links to or that link to it, in the map or not (a
+//! page the vote discarded belongs to the topic as much as one it passed), whose topic
+//! similarity to it ([`topic_similarity`]) is at least `min_link_similarity`, the
+//! `max_set` closest. The set's
 //! representatives are the `representatives` members most similar on average to all the
 //! others. For each feature kind, a page's similarity to the set is its best similarity to a
 //! representative. The kind enters the vector when the set's members reach, at their median,
@@ -19,7 +21,8 @@
 //! **Reliability.** Every filter starts at 1. A dislike of a page it passed costs
 //! `dislike_cost`; a page it passed that the user has given no feedback on within
 //! `unvisited_after_ms` costs `unvisited_cost` (once); a like or a visit gives back `visit_credit` (at most 1). A filter under
-//! `rebuild_below` is rebuilt from its lighthouse's current set.
+//! `rebuild_below` is rebuilt from its lighthouse's current set, and so is one whose set has
+//! grown by half. The pages the vote discarded that a new filter passes are voted on again.
 
 use serde::{Deserialize, Serialize};
 
