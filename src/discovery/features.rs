@@ -272,25 +272,40 @@ fn jaccard(a: &[String], b: &[String]) -> f64 {
     common as f64 / (a.len() + b.len() - common) as f64
 }
 
-/// Cosine of two term vectors sorted by term, weighted by idf.
+/// Cosine of two term vectors sorted by term, weighted by idf: one pass over both, each term's
+/// idf looked up once (a shared term's once for the two).
 fn cosine(a: &[(String, f32)], b: &[(String, f32)], stats: &TermStats) -> f64 {
-    let weight = |(term, tf): &(String, f32)| f64::from(*tf) * stats.idf(term);
-    let norm = |v: &[(String, f32)]| v.iter().map(|t| weight(t).powi(2)).sum::<f64>().sqrt();
-    let (na, nb) = (norm(a), norm(b));
-    if na == 0.0 || nb == 0.0 {
-        return 0.0;
-    }
-    let (mut i, mut j, mut dot) = (0, 0, 0.0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
+    let (mut i, mut j) = (0, 0);
+    let (mut na, mut nb, mut dot) = (0.0f64, 0.0f64, 0.0f64);
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.0.cmp(&y.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                na += (f64::from(a[i].1) * stats.idf(&a[i].0)).powi(2);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                nb += (f64::from(b[j].1) * stats.idf(&b[j].0)).powi(2);
+                j += 1;
+            }
             std::cmp::Ordering::Equal => {
-                dot += weight(&a[i]) * weight(&b[j]);
+                let idf = stats.idf(&a[i].0);
+                let (x, y) = (f64::from(a[i].1) * idf, f64::from(b[j].1) * idf);
+                na += x.powi(2);
+                nb += y.powi(2);
+                dot += x * y;
                 i += 1;
                 j += 1;
             }
         }
+    }
+    let (na, nb) = (na.sqrt(), nb.sqrt());
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
     }
     (dot / (na * nb)).clamp(0.0, 1.0)
 }
