@@ -868,6 +868,22 @@ impl Engine {
         }
     }
 
+    /// Computes every feature the cached pages `urls` lack ([`ensure`]).
+    fn complete_features<'u>(&mut self, urls: impl IntoIterator<Item = &'u String>) {
+        for url in urls {
+            if let Some(page) = self.cache.get_mut(url) {
+                ensure(
+                    url,
+                    page,
+                    FeatureKind::ALL,
+                    &self.analyzer,
+                    &mut self.stats,
+                    &mut self.nearest,
+                );
+            }
+        }
+    }
+
     /// Each lighthouse's strongly linked pages (in the order of `self.lights`, sorted): the
     /// cached pages it links to or that link to it, at a topic similarity to it of at least
     /// `min_link_similarity`, their features complete. Drawn from every cached page, not
@@ -906,18 +922,7 @@ impl Engine {
         let mut all: Vec<String> = candidates.concat();
         all.sort_unstable();
         all.dedup();
-        for url in &all {
-            if let Some(page) = self.cache.get_mut(url) {
-                ensure(
-                    url,
-                    page,
-                    FeatureKind::ALL,
-                    &self.analyzer,
-                    &mut self.stats,
-                    &mut self.nearest,
-                );
-            }
-        }
+        self.complete_features(&all);
         let params = self.filters.params();
         let (min, most) = (params.min_link_similarity, params.max_set);
         let mut sets = Vec::with_capacity(lights.len());
@@ -1169,18 +1174,7 @@ impl Engine {
         } else {
             Vec::new()
         };
-        for url in sample_urls.iter().chain(&mapped).chain(&explorers) {
-            if let Some(page) = self.cache.get_mut(url) {
-                ensure(
-                    url,
-                    page,
-                    FeatureKind::ALL,
-                    &self.analyzer,
-                    &mut self.stats,
-                    &mut self.nearest,
-                );
-            }
-        }
+        self.complete_features(sample_urls.iter().chain(&mapped).chain(&explorers));
         self.update_nearest(&mapped);
         let sets = self.linked_sets();
         let lighthouses = self.lights.clone();
