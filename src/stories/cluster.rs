@@ -434,7 +434,11 @@ impl Level {
         let weights = std::mem::take(&mut cluster.weights);
         for term in weights.keys().filter(|&&term| term & BIGRAM == 0) {
             if let Some(ids) = self.index.get_mut(term) {
-                ids.retain(|&other| other != id);
+                // Once in each of its terms' postings, near the front when it is old (clusters
+                // retire oldest first).
+                if let Some(at) = ids.iter().position(|&other| other == id) {
+                    ids.remove(at);
+                }
                 if ids.is_empty() {
                     self.index.remove(term);
                 }
