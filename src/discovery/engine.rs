@@ -846,12 +846,13 @@ impl Engine {
             .iter()
             .filter(|f| built.contains(&f.id))
             .collect();
-        let mut again = Vec::new();
+        let mut again: Vec<(String, u64)> = Vec::new();
         self.rejected.retain(|(url, fp)| {
             let Some(page) = self.cache.get(url) else {
                 return false;
             };
-            if page.accepted || self.voting.contains(url) {
+            // Discarded twice (two fingerprints approved it): one second vote.
+            if page.accepted || self.voting.contains(url) || again.iter().any(|(u, _)| u == url) {
                 return false;
             }
             let passes = filters
@@ -884,9 +885,9 @@ impl Engine {
         }
     }
 
-    /// Each lighthouse's strongly linked pages (in the order of `self.lights`, sorted): the
-    /// cached pages it links to or that link to it, at a topic similarity to it of at least
-    /// `min_link_similarity`, their features complete. Drawn from every cached page, not
+    /// Each lighthouse's strongly linked pages (in the order of `self.lights`): the cached
+    /// pages it links to or that link to it, at a topic similarity to it of at least
+    /// `min_link_similarity`, the `max_set` closest first, their features complete. Drawn from every cached page, not
     /// only the map: a page the vote discarded belongs to the set as much as one it passed,
     /// and a set drawn from the map alone never grows when the first filters pass nothing.
     fn linked_sets(&mut self) -> Vec<Vec<String>> {
