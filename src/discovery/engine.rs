@@ -870,8 +870,9 @@ impl Engine {
     }
 
     /// Computes every feature the cached pages `urls` lack ([`ensure`]).
-    fn complete_features<'u>(&mut self, urls: impl IntoIterator<Item = &'u String>) {
+    fn complete_features(&mut self, urls: impl IntoIterator<Item = impl AsRef<str>>) {
         for url in urls {
+            let url = url.as_ref();
             if let Some(page) = self.cache.get_mut(url) {
                 ensure(
                     url,
@@ -1043,14 +1044,7 @@ impl Engine {
             return;
         }
         page.accepted = true;
-        ensure(
-            url,
-            page,
-            FeatureKind::ALL,
-            &self.analyzer,
-            &mut self.stats,
-            &mut self.nearest,
-        );
+        self.complete_features([url]);
         self.map.insert(url.to_string());
         if let Some(filter) = filter {
             self.passed_by.insert(url.to_string(), filter);
