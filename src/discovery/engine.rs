@@ -352,6 +352,28 @@ impl Nearest {
             column.remove(url);
         }
     }
+
+    /// The topic similarity of the page `url` to the lighthouse `light`, computed once.
+    fn pair(
+        &mut self,
+        light: &str,
+        url: &str,
+        (page, lit): (&Features, &Features),
+        stats: &TermStats,
+    ) -> f64 {
+        let column = match self.by_light.get_mut(light) {
+            Some(column) => column,
+            None => self.by_light.entry(light.to_string()).or_default(),
+        };
+        match column.get(url) {
+            Some(&similarity) => similarity,
+            None => {
+                let similarity = topic_similarity(page, lit, stats);
+                column.insert(url.to_string(), similarity);
+                similarity
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -888,9 +910,10 @@ impl Engine {
 
     /// Each lighthouse's strongly linked pages (in the order of `self.lights`): the cached
     /// pages it links to or that link to it, at a topic similarity to it of at least
-    /// `min_link_similarity`, the `max_set` closest first, their features complete. Drawn from every cached page, not
-    /// only the map: a page the vote discarded belongs to the set as much as one it passed,
-    /// and a set drawn from the map alone never grows when the first filters pass nothing.
+    /// `min_link_similarity`, the `max_set` closest first, their features complete. Drawn
+    /// from every cached page, not only the map: a page the vote discarded belongs to the set
+    /// as much as one it passed, and a set drawn from the map alone never grows when the first
+    /// filters pass nothing.
     fn linked_sets(&mut self) -> Vec<Vec<String>> {
         let lights = self.lights.clone();
         self.inlinks.retain(|light, _| lights.contains(light));
@@ -933,15 +956,12 @@ impl Engine {
                 sets.push(Vec::new());
                 continue;
             };
-            // Each pair's similarity is remembered as `update_nearest` remembers it.
-            let column = self.nearest.by_light.entry(light.clone()).or_default();
             let mut scored: Vec<(f64, String)> = linked
                 .into_iter()
                 .filter_map(|url| {
                     let page = self.cache.get(&url)?;
-                    let similarity = *column.entry(url.clone()).or_insert_with(|| {
-                        topic_similarity(&page.features, &lit.features, &self.stats)
-                    });
+                    let features = (&page.features, &lit.features);
+                    let similarity = self.nearest.pair(light, &url, features, &self.stats);
                     (similarity >= min).then_some((similarity, url))
                 })
                 .collect();
@@ -1316,18 +1336,11 @@ impl Engine {
             let near = self
                 .lights
                 .iter()
-                .map(|l| {
-                    let Some(light) = self.cache.get(l) else {
-                        return f64::NAN;
-                    };
-                    *nearest
-                        .by_light
-                        .entry(l.clone())
-                        .or_default()
-                        .entry(url.clone())
-                        .or_insert_with(|| {
-                            topic_similarity(&page.features, &light.features, &self.stats)
-                        })
+                .map(|l| match self.cache.get(l) {
+                    Some(light) => {
+                        nearest.pair(l, url, (&page.features, &light.features), &self.stats)
+                    }
+                    None => f64::NAN,
                 })
                 .collect();
             nearest.by_page.insert(url.clone(), near);
