@@ -201,17 +201,29 @@ impl Features {
 pub struct TermStats {
     docs: u32,
     df: FxHashMap<String, u32>,
+    /// [`TermStats::idf`] by document frequency (0 read as 1), up to the highest one: a
+    /// cosine looks up thousands of idfs a page and the logarithm was a tenth of the loop's
+    /// time, while a page counted changes only as many as the highest frequency.
+    idf_by_df: Vec<f64>,
 }
 
 impl TermStats {
     /// Counts a page's body terms (once per page).
     pub fn add(&mut self, features: &Features) {
-        if let Some(terms) = &features.body_terms {
-            self.docs += 1;
-            for (term, _) in terms {
-                *self.df.entry(term.clone()).or_default() += 1;
-            }
+        let Some(terms) = &features.body_terms else {
+            return;
+        };
+        self.docs += 1;
+        let mut highest = self.idf_by_df.len().saturating_sub(1);
+        for (term, _) in terms {
+            let df = self.df.entry(term.clone()).or_default();
+            *df += 1;
+            highest = highest.max(*df as usize);
         }
+        let docs = f64::from(self.docs);
+        self.idf_by_df = (0..=highest)
+            .map(|df| (1.0 + docs / df.max(1) as f64).ln())
+            .collect();
     }
 
     /// Pages counted.
@@ -222,8 +234,12 @@ impl TermStats {
     /// `ln(1 + N/df)`: positive even for a term on every page, so that a topic's common
     /// words still count early in a crawl when N is small.
     pub fn idf(&self, term: &str) -> f64 {
-        let df = self.df.get(term).copied().unwrap_or(0).max(1);
-        (1.0 + f64::from(self.docs.max(1)) / f64::from(df)).ln()
+        let df = self.df.get(term).copied().unwrap_or(0) as usize;
+        match self.idf_by_df.get(df) {
+            Some(&idf) => idf,
+            // Nothing counted yet (N read as 1).
+            None => 2f64.ln(),
+        }
     }
 }
 
@@ -401,9 +417,12 @@ fn word_set(analyzer: &Analyzer, text: &str, lang: Lang) -> Vec<String> {
 fn body_terms(analyzer: &Analyzer, page: &PageDoc) -> Vec<(String, f32)> {
     let lang = text_lang(analyzer, page);
     let mut counts: FxHashMap<String, u32> = FxHashMap::default();
-    for term in analyzer.terms(&page.text, lang) {
-        *counts.entry(term).or_default() += 1;
-    }
+    analyzer.for_each_term(&page.text, lang, |term| match counts.get_mut(term) {
+        Some(count) => *count += 1,
+        None => {
+            counts.insert(term.to_string(), 1);
+        }
+    });
     let max = counts.values().copied().max().unwrap_or(1) as f32;
     let mut terms: Vec<(String, u32)> = counts.into_iter().collect();
     // The strongest first, ties by term so that the cut is deterministic.

@@ -22,9 +22,9 @@ pub enum Lang {
 pub struct Analyzer {
     english: Stemmer,
     russian: Stemmer,
-    /// Word → stem, English and Russian: words repeat (Zipf), and stemming is the pipeline's
-    /// main cost.
-    stems: RefCell<[FxHashMap<String, String>; 2]>,
+    /// Word → stem (`None`: a stop word), English and Russian: words repeat (Zipf), and
+    /// stemming is the pipeline's main cost.
+    stems: RefCell<[FxHashMap<String, Option<String>>; 2]>,
 }
 
 /// Stems cached before the cache starts over.
@@ -85,44 +85,158 @@ impl Analyzer {
     /// The terms of `text` in `lang`: words (Unicode segmentation), lower-cased, stop words
     /// and one-character words dropped, stemmed.
     pub fn terms(&self, text: &str, lang: Lang) -> Vec<String> {
-        self.terms_of_words(&self.words(text), lang)
+        let mut terms = Vec::new();
+        self.for_each_term(text, lang, |term| terms.push(term.to_string()));
+        terms
+    }
+
+    /// Calls `f` with each of [`Analyzer::terms`] in turn, borrowed: a long text is read
+    /// without a string allocated per word (the discovery features' hot path).
+    pub fn for_each_term(&self, text: &str, lang: Lang, mut f: impl FnMut(&str)) {
+        let mut word = String::new();
+        for_each_word(text, |raw| {
+            lower_into(raw, &mut word);
+            self.with_term(&word, lang, &mut f);
+        });
     }
 
     /// [`Analyzer::terms`] of words [`Analyzer::words`] gave.
     pub fn terms_of_words(&self, words: &[String], lang: Lang) -> Vec<String> {
-        words
-            .iter()
-            .filter(|word| word.chars().nth(1).is_some() && !is_stop_word(word, lang))
-            .map(|word| self.stem(word, lang))
-            .collect()
+        let mut terms = Vec::new();
+        for word in words {
+            self.with_term(word, lang, |term| terms.push(term.to_string()));
+        }
+        terms
     }
 
-    fn stem(&self, word: &str, lang: Lang) -> String {
-        let (cache, stemmer) = match lang {
-            Lang::English => (0, &self.english),
-            Lang::Russian => (1, &self.russian),
-            Lang::Other => return word.to_string(),
+    /// Calls `f` with the term of `word` (lower-cased), its stem, unless it is a single
+    /// character or a stop word. One cache lookup answers both for a word seen before.
+    fn with_term(&self, word: &str, lang: Lang, f: impl FnOnce(&str)) {
+        if word.chars().nth(1).is_none() {
+            return;
+        }
+        let (cache, stemmer, stop_words) = match lang {
+            Lang::English => (0, &self.english, ENGLISH_STOP_WORDS),
+            Lang::Russian => (1, &self.russian, RUSSIAN_STOP_WORDS),
+            Lang::Other => return f(word),
         };
         let mut stems = self.stems.borrow_mut();
         let stems = &mut stems[cache];
         if let Some(stem) = stems.get(word) {
-            return stem.clone();
+            if let Some(stem) = stem {
+                f(stem);
+            }
+            return;
         }
-        let stem = if word.contains('ё') {
-            stemmer.stem(&word.replace('ё', "е")).into_owned()
-        } else {
-            stemmer.stem(word).into_owned()
+        let stem = match stop_words.binary_search(&word) {
+            Ok(_) => None,
+            Err(_) if word.contains('ё') => {
+                Some(stemmer.stem(&word.replace('ё', "е")).into_owned())
+            }
+            Err(_) => Some(stemmer.stem(word).into_owned()),
         };
+        if let Some(stem) = &stem {
+            f(stem);
+        }
         if stems.len() >= STEM_CACHE {
             stems.clear();
         }
-        stems.insert(word.to_string(), stem.clone());
-        stem
+        stems.insert(word.to_string(), stem);
     }
 
     /// The words of `text` for shingling: lower-cased, in order, nothing dropped.
     pub fn words(&self, text: &str) -> Vec<String> {
-        text.unicode_words().map(str::to_lowercase).collect()
+        let mut words = Vec::new();
+        for_each_word(text, |word| words.push(word.to_lowercase()));
+        words
+    }
+}
+
+/// Calls `f` with each word of `text`, as `UnicodeSegmentation::unicode_words` finds them
+/// (Unicode's word boundaries, UAX #29, keeping the segments with a letter or digit). Most
+/// text is ASCII, where the rules come down to a few byte classes: ASCII whitespace never
+/// joins a word on either side, so each stretch between it that is ASCII is read by
+/// [`ascii_words`] and any other by the crate.
+fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
+    for stretch in text.split([' ', '\t', '\n', '\r']) {
+        if stretch.is_ascii() {
+            ascii_words(stretch, &mut f);
+        } else {
+            stretch.unicode_words().for_each(&mut f);
+        }
+    }
+}
+
+/// An ASCII byte's class under UAX #29's word rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordClass {
+    Letter,
+    Digit,
+    /// `_` (ExtendNumLet): joins letters, digits and itself.
+    Underscore,
+    /// `:` (MidLetter): joins two letters.
+    MidLetter,
+    /// `.` and `'` (MidNumLet, Single_Quote): join two letters or two digits.
+    MidNumLet,
+    /// `,` and `;` (MidNum): join two digits.
+    MidNum,
+    Other,
+}
+
+fn word_class(byte: Option<&u8>) -> WordClass {
+    match byte {
+        Some(b'a'..=b'z' | b'A'..=b'Z') => WordClass::Letter,
+        Some(b'0'..=b'9') => WordClass::Digit,
+        Some(b'_') => WordClass::Underscore,
+        Some(b':') => WordClass::MidLetter,
+        Some(b'.' | b'\'') => WordClass::MidNumLet,
+        Some(b',' | b';') => WordClass::MidNum,
+        _ => WordClass::Other,
+    }
+}
+
+/// The words of ASCII `text` by UAX #29 (rules WB5–WB13b; the others concern characters
+/// ASCII does not have): runs of letters, digits and `_`, joined across one `:`, `.` or
+/// `'` between letters and one `.`, `'`, `,` or `;` between digits.
+fn ascii_words<'a>(text: &'a str, f: &mut impl FnMut(&'a str)) {
+    use WordClass::*;
+    let bytes = text.as_bytes();
+    let class = |at: usize| word_class(bytes.get(at));
+    let mut at = 0;
+    while at < bytes.len() {
+        if !matches!(class(at), Letter | Digit | Underscore) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        let mut alphanumeric = false;
+        loop {
+            let here = class(at);
+            alphanumeric |= here != Underscore;
+            let step = match (here, class(at + 1)) {
+                (_, Letter | Digit | Underscore) => 1,
+                (Letter, MidLetter | MidNumLet) if class(at + 2) == Letter => 2,
+                (Digit, MidNum | MidNumLet) if class(at + 2) == Digit => 2,
+                _ => break,
+            };
+            at += step;
+        }
+        at += 1;
+        if alphanumeric {
+            f(&text[start..at]);
+        }
+    }
+}
+
+/// `word` lower-cased into `into` (ASCII in place of the full mapping when it can).
+fn lower_into(word: &str, into: &mut String) {
+    into.clear();
+    if word.is_ascii() {
+        into.push_str(word);
+        into.make_ascii_lowercase();
+    } else {
+        // Full Unicode case mapping, final sigma included.
+        into.push_str(&word.to_lowercase());
     }
 }
 
@@ -138,21 +252,13 @@ impl Words {
     /// The words of `text`, as [`Analyzer::words`] gives them.
     pub fn of(&mut self, text: &str) -> &[String] {
         self.len = 0;
-        for word in text.unicode_words() {
+        for_each_word(text, |word| {
             if self.len == self.words.len() {
                 self.words.push(String::new());
             }
-            let slot = &mut self.words[self.len];
-            slot.clear();
-            if word.is_ascii() {
-                slot.push_str(word);
-                slot.make_ascii_lowercase();
-            } else {
-                // Full Unicode case mapping, final sigma included.
-                slot.push_str(&word.to_lowercase());
-            }
+            lower_into(word, &mut self.words[self.len]);
             self.len += 1;
-        }
+        });
         &self.words[..self.len]
     }
 }
@@ -176,14 +282,6 @@ pub fn strip_html(html: &str) -> String {
         }
     }
     html_escape::decode_html_entities(&text).into_owned()
-}
-
-fn is_stop_word(word: &str, lang: Lang) -> bool {
-    match lang {
-        Lang::English => ENGLISH_STOP_WORDS.binary_search(&word).is_ok(),
-        Lang::Russian => RUSSIAN_STOP_WORDS.binary_search(&word).is_ok(),
-        Lang::Other => false,
-    }
 }
 
 /// Sorted, for binary search.
@@ -435,6 +533,62 @@ mod tests {
         ] {
             assert_eq!(words.of(text), analyzer.words(text), "{text}");
         }
+    }
+
+    /// The ASCII fast path splits text as the crate's `unicode_words` does: random strings
+    /// over the characters the rules treat differently (joiners between letters and digits,
+    /// whitespace, combining and format marks, non-ASCII letters and digits beside ASCII).
+    #[test]
+    fn words_are_unicode_words() {
+        let alphabet: Vec<char> =
+            "aZq07_:.',; \t\n\r-!/éї日٣ァ\u{301}\u{ad}\u{a0}\u{200d}\u{2060}’"
+                .chars()
+                .collect();
+        let mut state = 7u64;
+        let mut next = |below: usize| {
+            // SplitMix64.
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) % below as u64) as usize
+        };
+        for _ in 0..50_000 {
+            // Mostly ASCII, as text is; a third of the strings all ASCII.
+            let ascii = next(3) == 0;
+            let len = next(16);
+            let text: String = (0..len)
+                .map(|_| alphabet[next(if ascii { 17 } else { alphabet.len() })])
+                .collect();
+            let mut words = Vec::new();
+            for_each_word(&text, |word| words.push(word));
+            let expected: Vec<&str> = text.unicode_words().collect();
+            assert_eq!(words, expected, "{text:?}");
+        }
+    }
+
+    /// Streamed terms are the terms of the words, stop words and one-letter words dropped.
+    #[test]
+    fn streamed_terms_are_the_stemmed_words() {
+        let analyzer = Analyzer::new();
+        let text = "The officials' 3.5% stake: tapering, A.B.C. and co_op; Путин ЁЛКИ";
+        for lang in [Lang::English, Lang::Russian, Lang::Other] {
+            let from_words = analyzer.terms_of_words(&analyzer.words(text), lang);
+            assert_eq!(analyzer.terms(text, lang), from_words, "{lang:?}");
+        }
+        assert_eq!(
+            analyzer.terms(text, Lang::English),
+            [
+                "offici",
+                "3.5",
+                "stake",
+                "taper",
+                "a.b.c",
+                "co_op",
+                "путин",
+                "елки"
+            ]
+        );
     }
 
     #[test]
