@@ -8,6 +8,7 @@
 //! again.
 
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -168,14 +169,18 @@ pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let mut writer = MapWriter::spawn(store);
     let report = runtime.block_on(drive(
         &mut engine,
         |order| spawn_fetch(&fetcher, order),
         Done::vote_here,
         args.budget,
         crawl.concurrency,
-        |event| record(&mut store, event),
-    ))?;
+        |event| writer.record(event),
+    ));
+    // What the loop sent is written before anything else is said, even after a failure.
+    let mut store = writer.finish()?;
+    let report = report?;
     store.save_discovery_state(&discovery_state(&engine), unix_millis())?;
     print(args, &report)
 }
@@ -215,14 +220,68 @@ pub fn restore(engine: &mut Engine, store: &Store) -> anyhow::Result<usize> {
     Ok(fetched)
 }
 
-/// Writes one event of the loop to the store.
-pub fn record(store: &mut Store, event: &DiscoveryEvent) -> anyhow::Result<()> {
-    if let Some(record) = page_record(event) {
-        store.upsert_pages(&[record])?;
-    } else if let DiscoveryEvent::Approved { url, .. } = event {
-        store.write_map(&[], std::slice::from_ref(url))?;
+/// What the store keeps of the loop's events, written on a thread of its own so that the loop
+/// never waits for SQLite: each event becomes a page record ([`page_record`]) or an approval
+/// mark, and what piles up while a transaction is under way goes together in the next one
+/// (group commit; records first, then marks, as the daemon's Mapmaker writes them).
+pub struct MapWriter {
+    sender: Option<mpsc::Sender<DiscoveryEvent>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<Store>>>,
+}
+
+impl MapWriter {
+    /// A writer to `store`, which it hands back from [`MapWriter::finish`].
+    pub fn spawn(mut store: Store) -> MapWriter {
+        let (sender, events) = mpsc::channel::<DiscoveryEvent>();
+        let thread = std::thread::spawn(move || {
+            let (mut pages, mut approved) = (Vec::new(), Vec::new());
+            while let Ok(first) = events.recv() {
+                for event in std::iter::once(first).chain(events.try_iter()) {
+                    match event {
+                        DiscoveryEvent::Approved { url, .. } => approved.push(url),
+                        event => pages.extend(page_record(&event)),
+                    }
+                }
+                store.write_map(&pages, &approved)?;
+                pages.clear();
+                approved.clear();
+            }
+            Ok(store)
+        });
+        MapWriter {
+            sender: Some(sender),
+            thread: Some(thread),
+        }
     }
-    Ok(())
+
+    /// Queues `event` for the store. Fails with the writer's error once a write failed.
+    pub fn record(&mut self, event: DiscoveryEvent) -> anyhow::Result<()> {
+        if matches!(event, DiscoveryEvent::Discarded { .. }) {
+            return Ok(());
+        }
+        match &self.sender {
+            Some(sender) if sender.send(event).is_ok() => Ok(()),
+            // The thread ended, and with it the channel: it failed.
+            _ => Err(self.join().err().unwrap_or_else(|| {
+                anyhow::anyhow!("the store writer stopped before the loop did")
+            })),
+        }
+    }
+
+    /// Waits until every event queued is written, and gives the store back.
+    pub fn finish(mut self) -> anyhow::Result<Store> {
+        self.join()
+    }
+
+    fn join(&mut self) -> anyhow::Result<Store> {
+        self.sender = None;
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .map_err(|_| anyhow::anyhow!("the store writer panicked"))?,
+            None => anyhow::bail!("the store writer has stopped"),
+        }
+    }
 }
 
 /// What the store keeps of an event: a page fetched (so that it is not fetched again), or a
@@ -371,7 +430,7 @@ pub async fn drive<F, V>(
     mut vote: impl FnMut(VoteOrder) -> V,
     budget: u64,
     concurrency: usize,
-    mut sink: impl FnMut(&DiscoveryEvent) -> anyhow::Result<()>,
+    mut sink: impl FnMut(DiscoveryEvent) -> anyhow::Result<()>,
 ) -> anyhow::Result<RunReport>
 where
     F: std::future::Future<Output = Done>,
@@ -452,7 +511,6 @@ where
             }
         }
         while let Some(event) = engine.poll_event() {
-            sink(&event)?;
             if let DiscoveryEvent::Accepted(page) = &event {
                 accepted.push(AcceptedSummary {
                     url: page.url.clone(),
@@ -461,6 +519,7 @@ where
                     filter: page.filter,
                 });
             }
+            sink(event)?;
         }
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -519,4 +578,60 @@ fn print(args: &DiscoverArgs, report: &RunReport) -> anyhow::Result<()> {
         report.stopped
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events written by the writer thread land as the loop sent them: a page fetched, then
+    /// approved, then accepted is one stored page with its links, approved and accepted,
+    /// whether the three went in one transaction or three.
+    #[test]
+    fn the_map_writer_writes_every_event_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let fetched = |url: &str, links: &[&str]| DiscoveryEvent::Fetched {
+            url: url.into(),
+            title: format!("{url} title"),
+            at_ms: 5,
+            features: Some(Box::default()),
+            links: links.iter().map(|l| l.to_string()).collect(),
+        };
+        let mut writer = MapWriter::spawn(Store::open(&dir.path().join("map.db")).unwrap());
+        let (a, b, c) = ("http://h/a", "http://h/b", "http://h/c");
+        writer.record(fetched(a, &[b, c])).unwrap();
+        writer
+            .record(DiscoveryEvent::Approved {
+                url: a.into(),
+                fingerprint: 7,
+            })
+            .unwrap();
+        writer
+            .record(DiscoveryEvent::Accepted(Box::new(AcceptedPage {
+                url: a.into(),
+                canonical: None,
+                title: "A".into(),
+                language: Some("en".into()),
+                size: 10,
+                fetched_at_ms: 5,
+                features: Features::default(),
+                links: vec![b.into(), c.into()],
+                filter: Some(3),
+                fingerprint: Some(7),
+                score: 0.5,
+            })))
+            .unwrap();
+        writer.record(fetched(b, &[a])).unwrap();
+        let store = writer.finish().unwrap();
+
+        let page = store.load_page(a).unwrap().unwrap();
+        assert!(page.accepted && page.approved, "{page:?}");
+        assert_eq!(page.title.as_deref(), Some("A"));
+        assert_eq!(page.links, [b, c]);
+        let page = store.load_page(b).unwrap().unwrap();
+        assert!(!page.accepted && !page.approved);
+        assert_eq!(page.links, [a]);
+        // A link target never fetched is a placeholder.
+        assert_eq!(store.load_page(c).unwrap().unwrap().fetched_at_ms, None);
+    }
 }

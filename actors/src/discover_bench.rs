@@ -14,7 +14,7 @@ use ferret::discovery::robots::RobotsOutcome;
 use url::Url;
 
 use crate::bfs::{bfs_crawl, Scope};
-use crate::discover::{drive, record, spawn_fetch, Done};
+use crate::discover::{drive, spawn_fetch, Done, MapWriter};
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::Store;
 use ferret::discovery::url::AddressPolicy;
@@ -261,7 +261,7 @@ fn read_page(args: &DiscoverBenchArgs, dir: &std::path::Path, url: &Url) -> Opti
 /// Both crawls over HTTP, the loop writing to a scratch store as `ferret discover` does.
 fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, Crawl)> {
     let scratch = tempfile::tempdir()?;
-    let mut store = Store::open(&scratch.path().join("bench.db"))?;
+    let store = Store::open(&scratch.path().join("bench.db"))?;
     let policy = AddressPolicy::allow_all();
     let fetcher = PageFetcher::new(PageFetcherConfig {
         policy,
@@ -275,24 +275,23 @@ fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, 
     for like in likes {
         engine.feedback(Feedback::new(like.as_str(), FeedbackKind::Like, None, 0)?);
     }
-    let mut accepted = Vec::new();
+    let started = Instant::now();
+    let mut writer = MapWriter::spawn(store);
     let report = runtime.block_on(drive(
         &mut engine,
         |order| spawn_fetch(&fetcher, order),
         Done::vote_here,
         args.budget,
         args.concurrency,
-        |event| {
-            if let DiscoveryEvent::Accepted(page) = event {
-                accepted.push(page.url.clone());
-            }
-            record(&mut store, event)
-        },
-    ))?;
+        |event| writer.record(event),
+    ));
+    // The crawl is over when its last page is in the store.
+    writer.finish()?;
+    let report = report?;
     let ferret = Crawl {
         fetched: report.fetched,
-        accepted,
-        seconds: report.seconds,
+        accepted: report.accepted.into_iter().map(|page| page.url).collect(),
+        seconds: started.elapsed().as_secs_f64(),
     };
     let bfs = runtime.block_on(bfs_crawl(
         &fetcher,

@@ -272,7 +272,7 @@ async fn run_loop(wiring: Wiring, lighthouses: Published) {
             budget,
             crawl.concurrency,
             |event| {
-                let url = match event {
+                let url = match &event {
                     DiscoveryEvent::Fetched { url, .. } => url,
                     DiscoveryEvent::Approved { url, fingerprint } => {
                         wiring.cache.approved(url, *fingerprint);
@@ -286,14 +286,10 @@ async fn run_loop(wiring: Wiring, lighthouses: Published) {
                     }
                     DiscoveryEvent::Discarded { .. } => return Ok(()),
                 };
+                let key = url.clone();
                 wiring
                     .map
-                    .do_send_keyed(
-                        url.as_str(),
-                        Envelope::new(MapPage {
-                            event: event.clone(),
-                        }),
-                    )
+                    .do_send_keyed(key.as_str(), Envelope::new(MapPage { event }))
                     .map_err(|err| anyhow::anyhow!("Mapmaker: {err}"))
             },
         )
