@@ -154,17 +154,34 @@ impl Analyzer {
 
 /// Calls `f` with each word of `text`, as `UnicodeSegmentation::unicode_words` finds them
 /// (Unicode's word boundaries, UAX #29, keeping the segments with a letter or digit). Most
-/// text is ASCII, where the rules come down to a few byte classes: ASCII whitespace never
-/// joins a word on either side, so each stretch between it that is ASCII is read by
-/// [`ascii_words`] and any other by the crate.
+/// text is ASCII, where the rules come down to a few byte classes ([`ascii_words`]). ASCII
+/// whitespace never joins a word on either side, so in other text each stretch between it
+/// that is not ASCII goes to the crate and the ASCII ones between those to [`ascii_words`].
 fn for_each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
-    for stretch in text.split([' ', '\t', '\n', '\r']) {
-        if stretch.is_ascii() {
-            ascii_words(stretch, &mut f);
-        } else {
-            stretch.unicode_words().for_each(&mut f);
-        }
+    if text.is_ascii() {
+        return ascii_words(text, &mut f);
     }
+    let bytes = text.as_bytes();
+    let space = |at: usize| matches!(bytes[at], b' ' | b'\t' | b'\n' | b'\r');
+    // The start of the ASCII stretches not read yet.
+    let mut ascii_from = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        let mut ascii = true;
+        while at < bytes.len() && !space(at) {
+            ascii &= bytes[at].is_ascii();
+            at += 1;
+        }
+        if !ascii {
+            ascii_words(&text[ascii_from..start], &mut f);
+            text[start..at].unicode_words().for_each(&mut f);
+            ascii_from = at;
+        }
+        // Past the whitespace.
+        at += 1;
+    }
+    ascii_words(&text[ascii_from..], &mut f);
 }
 
 /// An ASCII byte's class under UAX #29's word rules.
@@ -184,16 +201,26 @@ enum WordClass {
 }
 
 fn word_class(byte: Option<&u8>) -> WordClass {
-    match byte {
-        Some(b'a'..=b'z' | b'A'..=b'Z') => WordClass::Letter,
-        Some(b'0'..=b'9') => WordClass::Digit,
-        Some(b'_') => WordClass::Underscore,
-        Some(b':') => WordClass::MidLetter,
-        Some(b'.' | b'\'') => WordClass::MidNumLet,
-        Some(b',' | b';') => WordClass::MidNum,
-        _ => WordClass::Other,
-    }
+    byte.map_or(WordClass::Other, |&byte| WORD_CLASSES[usize::from(byte)])
 }
+
+const WORD_CLASSES: [WordClass; 256] = {
+    let mut classes = [WordClass::Other; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        classes[byte] = match byte as u8 {
+            b'a'..=b'z' | b'A'..=b'Z' => WordClass::Letter,
+            b'0'..=b'9' => WordClass::Digit,
+            b'_' => WordClass::Underscore,
+            b':' => WordClass::MidLetter,
+            b'.' | b'\'' => WordClass::MidNumLet,
+            b',' | b';' => WordClass::MidNum,
+            _ => WordClass::Other,
+        };
+        byte += 1;
+    }
+    classes
+};
 
 /// The words of ASCII `text` by UAX #29 (rules WB5–WB13b; the others concern characters
 /// ASCII does not have): runs of letters, digits and `_`, joined across one `:`, `.` or
