@@ -1,9 +1,10 @@
 //! `ferret bench cluster`: throughput of the stories clusterer on a long stream, and how the
 //! cost of an item grows (it should not) as the stream does.
 //!
-//! The stream is a labelled file replayed: each pass shifts the dates past the clusterer's
-//! window, so that the previous pass has retired and later passes are new items with the same
-//! statistics (not near-duplicates of the pass before). Two variants run on the same stream, side by side: ferret's clusterer
+//! The stream is a labelled file replayed: each pass starts a window and an hour after the
+//! one before, so that an item's copy from the pass before has left the window (it is not a
+//! near-duplicate of it) while the rest of that pass is still in it, as an endless stream's
+//! window is never empty. Two variants run on the same stream, side by side: ferret's clusterer
 //! (near-duplicates, events, stories, merges) and a single-pass baseline in the same code
 //! (one level, no near-duplicate check), the shape of the seed's quick baseline.
 
@@ -68,9 +69,12 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         ),
     ];
     let mut columns = Vec::new();
+    // What ferret's clusterer holds after each block.
+    let mut footprints = Vec::new();
     for (name, params, _) in &variants {
         let mut clusterer = Clusterer::new(params.clone());
         let mut costs = Vec::new();
+        let mut held = Vec::new();
         let started = Instant::now();
         for chunk in stream.chunks(args.step) {
             let at = Instant::now();
@@ -78,9 +82,14 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
                 std::hint::black_box(clusterer.add(title, "", *date));
             }
             costs.push(at.elapsed().as_secs_f64() / chunk.len() as f64 * 1e6);
+            // Outside the timed part.
+            held.push(clusterer.footprint());
         }
         let total = started.elapsed().as_secs_f64();
         columns.push((name, costs, stream.len() as f64 / total));
+        if footprints.is_empty() {
+            footprints = held;
+        }
     }
     println!(
         "ferret bench cluster: {} titles ({} replayed {:.1} times), one thread; µs per item in each block of {}",
@@ -106,15 +115,35 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         print!("{rate:>36.0}");
     }
     println!();
+    println!(
+        "\nwhat ferret's clusterer holds after each block (the window is {} h; each pass of the file starts a window and an hour after the one before):",
+        ClusterParams::default().window / 3_600_000
+    );
+    println!(
+        "{:>12}{:>10}{:>10}{:>10}{:>14}{:>14}{:>18}",
+        "items", "words", "bigrams", "kept", "live events", "live stories", "cluster records"
+    );
+    for (row, held) in footprints.iter().enumerate() {
+        println!(
+            "{:>12}{:>10}{:>10}{:>10}{:>14}{:>14}{:>18}",
+            (row + 1) * args.step,
+            held.words,
+            held.bigrams,
+            held.kept,
+            held.live_events,
+            held.live_stories,
+            held.clusters
+        );
+    }
     Ok(())
 }
 
-/// `count` items: the file again and again, each pass's dates shifted past the previous pass
-/// by more than `window`.
+/// `count` items: the file again and again, each pass's dates shifted from the previous
+/// pass's by `window` and an hour (or past its last item, when the file spans more).
 fn replay(items: &[StreamItem], count: usize, window: i64) -> Vec<(String, i64)> {
     let first = items.first().and_then(StreamItem::millis).unwrap_or(0);
     let last = items.last().and_then(StreamItem::millis).unwrap_or(0);
-    let shift = last - first + window + 3_600_000;
+    let shift = (last - first).max(window) + 3_600_000;
     (0..count)
         .map(|i| {
             let item = &items[i % items.len()];

@@ -10,8 +10,9 @@
 //! looked up by words.
 //!
 //! **Weights.** Each item's terms are weighted tf·idf^p with `tf = ½ + ½·f / max f`,
-//! `idf = ln(N / df)`, N and df counted over the items seen so far (the stream's own
-//! statistics, kept incrementally), and p = `idf_power` (¼ by default: a headline is a handful
+//! `idf = ln(N / df)`, N and df counted over the items of the window (the stream's own
+//! recent statistics, kept incrementally: an item counts in when it arrives and out when it
+//! leaves the window), and p = `idf_power` (¼ by default: a headline is a handful
 //! of words, and with the plain idf its one rare word decides alone). Vectors are
 //! L2-normalised.
 //!
@@ -37,14 +38,20 @@
 //! belongs to; its next headlines join it, and their sum says what they share.
 //!
 //! **Window.** Events and stories not updated for `window` are retired: they leave the
-//! indexes and take no more items. Memory stays bounded on an endless stream.
+//! indexes and take no more items; items older than `window` leave the near-duplicate index
+//! and the statistics. Words and bigrams on no item of the window and in no live cluster are
+//! forgotten once they make up half the vocabulary, their ids going to new terms. So the
+//! indexes, the statistics and the vocabulary stay within what a window (or two) brings on
+//! an endless stream; what still grows is a record of a few dozen bytes per cluster ever
+//! made (its id stays valid for the caller: a retired cluster's empty centroid, its story
+//! link), see [`Clusterer::footprint`].
 //!
 //! Ties break on the older cluster (lower id), so the same input gives the same clusters.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::fuzzy::fuzzy_similarity;
 use super::shingles::{containment, jaccard, shingles, LshIndex};
@@ -298,6 +305,11 @@ struct Level {
     /// Per cluster, the last lookup that considered it.
     stamps: Vec<u32>,
     generation: u32,
+    /// Per bigram (by id without [`BIGRAM`]), the live clusters holding it: the index's
+    /// postings say the same of words.
+    bigram_holders: Vec<u32>,
+    /// Clusters retired or merged away.
+    retired: usize,
 }
 
 impl Level {
@@ -403,17 +415,39 @@ impl Level {
     }
 
     fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
-        let index = &mut self.index;
+        let (index, holders) = (&mut self.index, &mut self.bigram_holders);
         self.clusters[id as usize].add(vector, at, |term| {
             if term & BIGRAM == 0 {
                 index.entry(term).or_default().push(id);
+            } else {
+                let bigram = (term & !BIGRAM) as usize;
+                if bigram >= holders.len() {
+                    holders.resize(bigram + 1, 0);
+                }
+                holders[bigram] += 1;
             }
         });
         self.by_update.push_back((at, id));
     }
 
-    /// Retires clusters not updated since `before`.
-    fn retire(&mut self, before: Millis) {
+    /// Whether a live cluster holds `term`.
+    fn holds(&self, term: u32) -> bool {
+        if term & BIGRAM == 0 {
+            self.index.contains_key(&term)
+        } else {
+            self.bigram_holders
+                .get((term & !BIGRAM) as usize)
+                .is_some_and(|&holders| holders > 0)
+        }
+    }
+
+    /// Clusters taking items.
+    fn live(&self) -> usize {
+        self.clusters.len() - self.retired
+    }
+
+    /// Retires clusters not updated since `before`, calling `retired` with each.
+    fn retire(&mut self, before: Millis, mut retired: impl FnMut(u32)) {
         while let Some(&(at, id)) = self.by_update.front() {
             if at >= before {
                 break;
@@ -424,6 +458,7 @@ impl Level {
                 continue;
             }
             self.drop_cluster(id);
+            retired(id);
         }
     }
 
@@ -431,8 +466,13 @@ impl Level {
     fn drop_cluster(&mut self, id: u32) -> FxHashMap<u32, f32> {
         let cluster = &mut self.clusters[id as usize];
         cluster.retired = true;
+        self.retired += 1;
         let weights = std::mem::take(&mut cluster.weights);
-        for term in weights.keys().filter(|&&term| term & BIGRAM == 0) {
+        for term in weights.keys() {
+            if term & BIGRAM != 0 {
+                self.bigram_holders[(term & !BIGRAM) as usize] -= 1;
+                continue;
+            }
             if let Some(ids) = self.index.get_mut(term) {
                 // Once in each of its terms' postings, near the front when it is old (clusters
                 // retire oldest first).
@@ -481,8 +521,85 @@ impl Level {
 struct Kept {
     arrival: u32,
     shingles: Vec<u64>,
+    /// How many terms it counted in the document frequencies: its part of
+    /// [`Clusterer::counted`].
+    counted: u32,
     at: Millis,
     assignment: Assignment,
+}
+
+/// Document frequencies by term id over the window's items, and the ids free for new terms.
+#[derive(Debug, Default)]
+struct Vocabulary {
+    df: Vec<u32>,
+    free: Vec<u32>,
+    /// Terms with a document frequency above 0.
+    live: usize,
+}
+
+/// Terms a vocabulary holds before it is ever swept.
+const VOCABULARY_FLOOR: usize = 4_096;
+
+impl Vocabulary {
+    /// An id for a new term, counted in no document yet.
+    fn fresh(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.df.push(0);
+            (self.df.len() - 1) as u32
+        })
+    }
+
+    /// Counts term `id` on one more item.
+    fn count(&mut self, id: u32) {
+        let df = &mut self.df[id as usize];
+        self.live += usize::from(*df == 0);
+        *df += 1;
+    }
+
+    /// Counts term `id` on one item fewer.
+    fn uncount(&mut self, id: u32) {
+        let df = &mut self.df[id as usize];
+        *df -= 1;
+        self.live -= usize::from(*df == 0);
+    }
+
+    /// Whether a vocabulary of `held` terms is due a sweep.
+    fn crowded(&self, held: usize) -> bool {
+        held > 2 * self.live.max(VOCABULARY_FLOOR)
+    }
+
+    /// Drops from `names` (name → id) every term on no item of the window (document
+    /// frequency 0) and not `held`, freeing its id. Returns the ids it freed.
+    fn forget<K>(&mut self, names: &mut FxHashMap<K, u32>, held: impl Fn(u32) -> bool) -> &[u32] {
+        let free_before = self.free.len();
+        names.retain(|_, &mut id| {
+            let id = id & !BIGRAM;
+            let keep = self.df[id as usize] > 0 || held(id);
+            if !keep {
+                self.free.push(id);
+            }
+            keep
+        });
+        &self.free[free_before..]
+    }
+}
+
+/// What a [`Clusterer`] holds: the vocabulary and the near-duplicate window are bounded by
+/// the window; cluster records, a few dozen bytes each once retired, are not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    /// Words in the vocabulary.
+    pub words: usize,
+    /// Bigrams in the vocabulary.
+    pub bigrams: usize,
+    /// Items kept for the near-duplicate check.
+    pub kept: usize,
+    /// Events taking items.
+    pub live_events: usize,
+    /// Stories taking items.
+    pub live_stories: usize,
+    /// Events and stories created, retired ones included.
+    pub clusters: usize,
 }
 
 /// The incremental clusterer. Feed it items in arrival order with [`Clusterer::add`].
@@ -493,9 +610,13 @@ pub struct Clusterer {
     terms: FxHashMap<String, u32>,
     /// Term ids of the bigrams: (first stem's id, second stem's id) → id, [`BIGRAM`] set.
     bigrams: FxHashMap<(u32, u32), u32>,
-    df: Vec<u32>,
-    /// Document frequencies of the bigrams, by id without [`BIGRAM`].
-    bigram_df: Vec<u32>,
+    /// The words' document frequencies over the window, by id.
+    word_stats: Vocabulary,
+    /// The same of the bigrams, by id without [`BIGRAM`].
+    bigram_stats: Vocabulary,
+    /// A term was made while the vocabulary held twice its live terms: sweep it before the
+    /// next item ([`Clusterer::sweep`]).
+    sweep_due: bool,
     /// Word → term id (`None`: no term) for English, Russian and other words.
     word_ids: [FxHashMap<String, Option<u32>>; 3],
     n: u32,
@@ -509,6 +630,11 @@ pub struct Clusterer {
     lsh: LshIndex,
     /// By arrival, oldest first.
     kept: VecDeque<Kept>,
+    /// The terms each kept item counted in the document frequencies, one after the other
+    /// in the order of `kept` from `counted_from` on (one queue rather than a list an item:
+    /// they live a window).
+    counted: Vec<u32>,
+    counted_from: usize,
     /// Scratch for [`Clusterer::grow_young_story`].
     young_candidates: Vec<u32>,
     /// Scratch for each item's words.
@@ -526,8 +652,9 @@ impl Clusterer {
             analyzer: Analyzer::new(),
             terms: FxHashMap::default(),
             bigrams: FxHashMap::default(),
-            df: Vec::new(),
-            bigram_df: Vec::new(),
+            word_stats: Vocabulary::default(),
+            bigram_stats: Vocabulary::default(),
+            sweep_due: false,
             word_ids: Default::default(),
             n: 0,
             events: Level::default(),
@@ -536,6 +663,8 @@ impl Clusterer {
             event_titles: Vec::new(),
             story_parent: Vec::new(),
             kept: VecDeque::new(),
+            counted: Vec::new(),
+            counted_from: 0,
             young_candidates: Vec::new(),
             words: Words::default(),
             arrivals: 0,
@@ -603,7 +732,7 @@ impl Clusterer {
         }
 
         let ids = self.term_ids(words, lang);
-        let vector = self.vector(&ids);
+        let (vector, counted) = self.vector(&ids);
         let lookup = self.lookup(&vector);
         // Events compare words; stories words and bigrams.
         let words_vector = words_only(&vector);
@@ -659,6 +788,7 @@ impl Clusterer {
         self.kept.push_back(Kept {
             arrival,
             shingles: item_shingles,
+            counted,
             at,
             assignment,
         });
@@ -833,9 +963,9 @@ impl Clusterer {
             let id = stem.map(|stem| match self.terms.get(&stem) {
                 Some(&id) => id,
                 None => {
-                    let id = self.df.len() as u32;
+                    let id = self.word_stats.fresh();
+                    self.sweep_due |= self.word_stats.crowded(self.terms.len());
                     self.terms.insert(stem, id);
-                    self.df.push(0);
                     id
                 }
             });
@@ -849,8 +979,9 @@ impl Clusterer {
     }
 
     /// The tf·idf vector of an item of terms `ids` (and their bigrams), counting it into the
-    /// document frequencies first.
-    fn vector(&mut self, ids: &[u32]) -> Vector {
+    /// document frequencies first; and how many terms it counted (queued in
+    /// [`Clusterer::counted`], uncounted when the item leaves the window).
+    fn vector(&mut self, ids: &[u32]) -> (Vector, u32) {
         // The terms, bigrams included, sorted: counting is a run over equal ids.
         let mut terms: Vec<u32> = Vec::with_capacity(2 * ids.len());
         let mut previous: Option<u32> = None;
@@ -858,11 +989,12 @@ impl Clusterer {
             terms.push(id);
             if self.params.bigrams {
                 if let Some(first) = previous {
-                    let next = BIGRAM | self.bigram_df.len() as u32;
-                    let bigram = *self.bigrams.entry((first, id)).or_insert(next);
-                    if bigram == next {
-                        self.bigram_df.push(0);
-                    }
+                    let stats = &mut self.bigram_stats;
+                    let bigram = *self
+                        .bigrams
+                        .entry((first, id))
+                        .or_insert_with(|| BIGRAM | stats.fresh());
+                    self.sweep_due |= stats.crowded(self.bigrams.len());
                     terms.push(bigram);
                 }
                 previous = Some(id);
@@ -878,8 +1010,10 @@ impl Clusterer {
         }
         self.n += 1;
         for &(id, _) in &counts {
-            *self.df_mut(id) += 1;
+            self.vocabulary(id).count(id & !BIGRAM);
+            self.counted.push(id);
         }
+        let counted = counts.len() as u32;
         let max = counts.iter().map(|&(_, f)| f).max().unwrap_or(1) as f32;
         let n = self.n as f32;
         let power = self.params.idf_power;
@@ -888,7 +1022,7 @@ impl Clusterer {
             .into_iter()
             .map(|(id, f)| {
                 let tf = 0.5 + 0.5 * f as f32 / max;
-                let idf = (n / *self.df_mut(id) as f32).ln();
+                let idf = (n / self.vocabulary(id).df[(id & !BIGRAM) as usize] as f32).ln();
                 let idf = match power {
                     1.0 => idf,
                     0.5 => idf.max(0.0).sqrt(),
@@ -905,15 +1039,15 @@ impl Clusterer {
                 *w /= norm;
             }
         }
-        vector
+        (vector, counted)
     }
 
     /// The document frequency of term `id`, word or bigram.
-    fn df_mut(&mut self, id: u32) -> &mut u32 {
+    fn vocabulary(&mut self, id: u32) -> &mut Vocabulary {
         if id & BIGRAM == 0 {
-            &mut self.df[id as usize]
+            &mut self.word_stats
         } else {
-            &mut self.bigram_df[(id & !BIGRAM) as usize]
+            &mut self.bigram_stats
         }
     }
 
@@ -935,12 +1069,64 @@ impl Clusterer {
 
     fn retire(&mut self, now: Millis) {
         let before = now - self.params.window;
-        self.events.retire(before);
-        self.stories.retire(before);
-        // Kept items are the LSH index's items, in the same order: both leave oldest first.
+        let titles = &mut self.event_titles;
+        self.events
+            .retire(before, |event| titles[event as usize] = Vec::new());
+        self.stories.retire(before, |_| {});
+        // Kept items are the LSH index's items, in the same order: both leave oldest first,
+        // and the statistics forget them.
         while self.kept.front().is_some_and(|kept| kept.at < before) {
             self.lsh.remove_oldest();
-            self.kept.pop_front();
+            if let Some(kept) = self.kept.pop_front() {
+                self.n -= 1;
+                let from = self.counted_from;
+                self.counted_from += kept.counted as usize;
+                for at in from..self.counted_from {
+                    let id = self.counted[at];
+                    self.vocabulary(id).uncount(id & !BIGRAM);
+                }
+            }
+        }
+        // The queue's front moves on; what it left behind goes once it is half the queue.
+        if self.counted_from > self.counted.len() / 2 {
+            self.counted.drain(..self.counted_from);
+            self.counted_from = 0;
+        }
+        if std::mem::take(&mut self.sweep_due) {
+            self.sweep();
+        }
+    }
+
+    /// Forgets the words and bigrams on no item of the window that no live cluster holds:
+    /// their ids go to new terms. Due when a new term finds its vocabulary holding more than
+    /// twice the terms on the window's items, so a vocabulary stays within twice that (and
+    /// a stream whose terms come back, as a replayed one, does not churn).
+    fn sweep(&mut self) {
+        let (events, stories) = (&self.events, &self.stories);
+        let held = |term: u32| events.holds(term) || stories.holds(term);
+        (self.bigram_stats).forget(&mut self.bigrams, |id| held(BIGRAM | id));
+        // A bigram's words are held with it, but for one whose weight was zero (a word on
+        // every item so far): a word a remaining bigram names keeps its id.
+        let named: FxHashSet<u32> = self.bigrams.keys().flat_map(|&(a, b)| [a, b]).collect();
+        let forgotten =
+            (self.word_stats).forget(&mut self.terms, |id| held(id) || named.contains(&id));
+        if !forgotten.is_empty() {
+            let forgotten: FxHashSet<u32> = forgotten.iter().copied().collect();
+            for cache in &mut self.word_ids {
+                cache.retain(|_, id| id.is_none_or(|id| !forgotten.contains(&id)));
+            }
+        }
+    }
+
+    /// What the clusterer holds now.
+    pub fn footprint(&self) -> Footprint {
+        Footprint {
+            words: self.terms.len(),
+            bigrams: self.bigrams.len(),
+            kept: self.kept.len(),
+            live_events: self.events.live(),
+            live_stories: self.stories.live(),
+            clusters: self.events.clusters.len() + self.stories.clusters.len(),
         }
     }
 
@@ -961,6 +1147,63 @@ mod tests {
     fn ids(clusterer: &mut Clusterer, words: &[&str]) -> Vec<u32> {
         let words: Vec<String> = words.iter().map(|word| word.to_string()).collect();
         clusterer.term_ids(&words, Lang::Other)
+    }
+
+    const HOUR: Millis = 3_600_000;
+
+    /// Document frequencies count the window's items: once the items before have left it, an
+    /// item is weighed as by a clusterer that never saw them, and the terms no live cluster
+    /// holds are forgotten when new ones crowd the vocabulary, which stays within twice its
+    /// live terms on a stream of ever new words.
+    #[test]
+    fn statistics_and_vocabulary_follow_the_window() {
+        let window = 2 * HOUR;
+        let params = ClusterParams {
+            window,
+            ..ClusterParams::default()
+        };
+        let mut clusterer = Clusterer::new(params.clone());
+        // Words shared across items, and words of their own: the vocabulary grows with the
+        // stream unless it forgets.
+        let title = |i: u64| format!("market rally {} shares w{i}a w{i}b w{i}c", i % 7);
+        for i in 0..20_000u64 {
+            clusterer.add(&title(i), "", (i as Millis) * 60_000);
+        }
+        let held = clusterer.footprint();
+        // Two hours of items at one a minute: 120 in the window, 6 words and 5 bigrams each
+        // at most, against 60,000 words seen.
+        assert!(held.kept <= 121, "{held:?}");
+        let floor = VOCABULARY_FLOOR;
+        assert!(held.words <= 2 * floor.max(6 * 121) + 1, "{held:?}");
+        assert!(held.bigrams <= 2 * floor.max(5 * 121) + 1, "{held:?}");
+        assert!(clusterer.n <= 121);
+
+        // Three windows later (everything before retired), an item weighs as in a fresh
+        // clusterer that sees the same items from then on.
+        let mut fresh = Clusterer::new(params);
+        let later = 20_000 * 60_000 + 3 * window;
+        for (k, text) in [
+            "market rally shares w1a",
+            "rally shares w1a w9z",
+            "w9z shares",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let at = later + k as Millis * 1_000;
+            let (old, new) = (clusterer.add(text, "", at), fresh.add(text, "", at));
+            assert_eq!(old.duplicate_of.is_some(), new.duplicate_of.is_some());
+            let words: Vec<String> = text.split(' ').map(str::to_string).collect();
+            let (a, b) = (
+                clusterer.term_ids(&words, Lang::English),
+                fresh.term_ids(&words, Lang::English),
+            );
+            let df = |c: &mut Clusterer, ids: &[u32]| -> Vec<u32> {
+                ids.iter().map(|&id| c.word_stats.df[id as usize]).collect()
+            };
+            assert_eq!(df(&mut clusterer, &a), df(&mut fresh, &b), "{text}");
+            assert_eq!(clusterer.n, fresh.n);
+        }
     }
 
     /// A big story takes a new event at a lower cosine: with the default thresholds (0.12, or
@@ -1151,9 +1394,9 @@ mod tests {
             ids(&mut clusterer, &["bb"])[0],
             ids(&mut clusterer, &["cc"])[0],
         );
-        assert!(clusterer.vector(&[a, b]).is_empty());
+        assert!(clusterer.vector(&[a, b]).0.is_empty());
         // N = 2: a (df 2) weighs nothing; c and the bigram "a c" (df 1) ln 2 each.
-        let second = clusterer.vector(&[a, c]);
+        let second = clusterer.vector(&[a, c]).0;
         assert_eq!(second.len(), 2);
         assert_eq!(second.iter().filter(|(id, _)| id & BIGRAM != 0).count(), 1);
         for (_, weight) in &second {
@@ -1161,7 +1404,7 @@ mod tests {
         }
         // N = 3: b, c and "a b" have df 2 (ln 1.5), "b c" df 1 (ln 3);
         // norm² = 3 · ln²1.5 + ln²3.
-        let third = clusterer.vector(&[a, b, c]);
+        let third = clusterer.vector(&[a, b, c]).0;
         let norm = (3.0 * 1.5f32.ln().powi(2) + 3f32.ln().powi(2)).sqrt();
         let bc = clusterer.bigrams[&(b, c)];
         let weight = |id: u32| third.iter().find(|(term, _)| *term == id).unwrap().1;
@@ -1187,7 +1430,7 @@ mod tests {
             );
             damped.vector(&[a, b]);
             damped.vector(&[a, c]);
-            let third = damped.vector(&[a, b, c]);
+            let third = damped.vector(&[a, b, c]).0;
             let bc = damped.bigrams[&(b, c)];
             let weight = third.iter().find(|(term, _)| *term == bc).unwrap().1;
             assert!((weight - expected).abs() < 1e-5, "{power}: {weight}");
@@ -1205,7 +1448,7 @@ mod tests {
             ids(&mut words_only, &["cc"])[0],
         );
         words_only.vector(&[a, b]);
-        let vector = words_only.vector(&[a, c]);
+        let vector = words_only.vector(&[a, c]).0;
         assert_eq!(vector.len(), 1);
         assert!((vector[0].1 - 1.0).abs() < 1e-6);
     }

@@ -22,7 +22,7 @@ pub mod text;
 use serde::Deserialize;
 
 pub use book::{Interest, NewsItem, NoInterest, Placement, RankWeights, StoryBook, StoryView};
-pub use cluster::{Assignment, ClusterParams, Clusterer};
+pub use cluster::{Assignment, ClusterParams, Clusterer, Footprint};
 
 /// One item of a stream: `{"id","date","title","text"[,"cluster"]}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
