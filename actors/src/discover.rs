@@ -238,7 +238,9 @@ impl MapWriter {
             while let Ok(first) = events.recv() {
                 for event in std::iter::once(first).chain(events.try_iter()) {
                     match event {
-                        DiscoveryEvent::Approved { url, .. } => approved.push(url),
+                        DiscoveryEvent::Approved { url, fingerprint } => {
+                            approved.push((url, fingerprint))
+                        }
                         event => pages.extend(page_record(&event)),
                     }
                 }
@@ -322,6 +324,7 @@ pub fn accepted_record(page: &AcceptedPage) -> PageRecord {
         attributes: serde_json::to_string(&page.features).unwrap_or_else(|_| "{}".into()),
         accepted: true,
         approved: page.fingerprint.is_some(),
+        approved_by_fingerprint: page.fingerprint.map(|f| f.to_string()),
         approved_by_filter: page.filter.map(|f| f.to_string()),
         links: page.links.clone(),
     }

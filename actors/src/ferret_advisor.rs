@@ -509,6 +509,7 @@ fn restored_page(page: crate::storage::PageRecord) -> Option<RestoredPage> {
         links: page.links,
         filter: page.approved_by_filter.and_then(|f| f.parse().ok()),
         approved: page.approved,
+        fingerprint: page.approved_by_fingerprint.and_then(|f| f.parse().ok()),
         fetched_at_ms,
     })
 }

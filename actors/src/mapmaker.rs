@@ -35,7 +35,7 @@ pub struct Mapmaker {
     /// Records waiting for the write under way.
     pending: Vec<PageRecord>,
     /// Approvals waiting for the write under way (written after the records).
-    approvals: Vec<String>,
+    approvals: Vec<(String, u64)>,
     /// Whether a write is under way.
     writing: bool,
     /// The first failure since the last flush answered.
@@ -100,8 +100,8 @@ impl Handle<MapPage> for Mapmaker {
         if let Some(record) = page_record(&msg.event) {
             self.pending.push(record);
             self.write(cx);
-        } else if let DiscoveryEvent::Approved { url, .. } = msg.event {
-            self.approvals.push(url);
+        } else if let DiscoveryEvent::Approved { url, fingerprint } = msg.event {
+            self.approvals.push((url, fingerprint));
             self.write(cx);
         }
     }

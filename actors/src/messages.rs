@@ -208,8 +208,9 @@ pub struct LoadNewsItems;
 pub struct UpsertPages {
     /// The pages.
     pub pages: Vec<PageRecord>,
-    /// URLs of stored pages a ferret fingerprint approved, marked after the pages are written.
-    pub approved: Vec<String>,
+    /// Stored pages a ferret fingerprint approved, with the fingerprint, marked after the
+    /// pages are written.
+    pub approved: Vec<(String, u64)>,
 }
 
 /// Asks for recommendations: accepted pages the user has not given feedback on, best first.

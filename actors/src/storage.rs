@@ -198,6 +198,9 @@ const MIGRATIONS: &[M<'static>] = &[
         "ALTER TABLE pages ADD COLUMN approved INTEGER NOT NULL DEFAULT 0;
         UPDATE pages SET approved = 1 WHERE approved_by_filter IS NOT NULL;",
     ),
+    // 8: which ferret fingerprint approved a page first, so that a page the vote discarded
+    // can be voted on again by the filters of a resumed loop.
+    M::up("ALTER TABLE pages ADD COLUMN approved_by_fingerprint TEXT;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.

@@ -193,6 +193,9 @@ pub struct RestoredPage {
     pub filter: Option<u64>,
     /// Whether a ferret fingerprint approved it.
     pub approved: bool,
+    /// The ferret fingerprint that approved it first, when the store knows it: a kept page
+    /// it approved is one the vote discarded, voted on again when a filter is built.
+    pub fingerprint: Option<u64>,
     /// When it was fetched.
     pub fetched_at_ms: i64,
 }
@@ -504,6 +507,9 @@ impl Engine {
     /// come can judge it without fetching it again.
     pub fn restore_fetched(&mut self, page: RestoredPage) {
         let url = page.url.clone();
+        if let Some(fingerprint) = page.fingerprint {
+            self.rejected.push((url.clone(), fingerprint));
+        }
         self.restore_page(page);
         if let Some(cached) = self.cache.get_mut(&url) {
             cached.accepted = false;
@@ -1645,5 +1651,40 @@ mod tests {
         engine.handle_vote(&order.url, order.fingerprint, verdict, 10);
         assert!(engine.cached(&on_topic).is_some_and(|entry| entry.accepted));
         assert!(engine.revoting.is_empty());
+    }
+
+    /// A resumed loop knows which kept pages the vote discarded (a fingerprint approved
+    /// them, and they are not in the map), with the fingerprint, so the next filters vote on
+    /// them again; a kept page no fingerprint approved is not one of them.
+    #[test]
+    fn a_resumed_loop_votes_again_on_the_pages_the_vote_discarded() {
+        let analyzer = Analyzer::new();
+        let kept = |path: &str, fingerprint: Option<u64>| {
+            let url = url::Url::parse(&format!("http://site.test/{path}")).unwrap();
+            let html = format!("<title>{path}</title><p>ferrets and their keepers</p>");
+            let doc = parse_page(&url, html.as_bytes(), Some("text/html"));
+            RestoredPage {
+                url: url.to_string(),
+                title: doc.title.clone(),
+                features: Features::computed(&doc, &analyzer),
+                links: Vec::new(),
+                filter: None,
+                approved: fingerprint.is_some(),
+                fingerprint,
+                fetched_at_ms: 5,
+            }
+        };
+        let mut engine = Engine::new(EngineParams::default());
+        engine.resume(Earlier {
+            kept: vec![
+                kept("discarded.html", Some(9)),
+                kept("unapproved.html", None),
+            ],
+            ..Earlier::default()
+        });
+        assert_eq!(
+            engine.rejected,
+            [("http://site.test/discarded.html".to_string(), 9)]
+        );
     }
 }

@@ -281,7 +281,8 @@ fn a_fetched_page_keeps_its_approval_and_migration_7_marks_the_pages_a_filter_pa
     assert_eq!(approved(&store, "http://passed/"), Some(true));
     assert_eq!(approved(&store, "http://kept/"), Some(false));
 
-    // An approval is marked once its page is written; a URL not stored is left out.
+    // An approval is marked once its page is written, with the fingerprint that approved
+    // it first; a URL not stored is left out.
     let fetched = PageRecord {
         fetched_at_ms: Some(2),
         ..PageRecord::new("http://new/")
@@ -289,14 +290,21 @@ fn a_fetched_page_keeps_its_approval_and_migration_7_marks_the_pages_a_filter_pa
     store
         .write_map(
             std::slice::from_ref(&fetched),
-            &["http://new/".into(), "http://unknown/".into()],
+            &[("http://new/".into(), 7), ("http://unknown/".into(), 7)],
         )
         .unwrap();
+    store.write_map(&[], &[("http://new/".into(), 8)]).unwrap();
     assert_eq!(approved(&store, "http://new/"), Some(true));
     assert_eq!(approved(&store, "http://unknown/"), None);
-    // Written again (not approved this time), it stays approved.
+    let by = |store: &Store| {
+        let page = store.load_page("http://new/").unwrap().unwrap();
+        page.approved_by_fingerprint
+    };
+    assert_eq!(by(&store).as_deref(), Some("7"));
+    // Written again (not approved this time), it stays approved, by the same fingerprint.
     store.upsert_pages(&[fetched]).unwrap();
     assert_eq!(approved(&store, "http://new/"), Some(true));
+    assert_eq!(by(&store).as_deref(), Some("7"));
 
     // The page list says it.
     let listed: HashMap<String, bool> = store

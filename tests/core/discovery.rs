@@ -258,6 +258,7 @@ fn restored(path: &str, analyzer: &Analyzer) -> RestoredPage {
         links: doc.links.iter().map(|l| l.url.to_string()).collect(),
         filter: None,
         approved: false,
+        fingerprint: None,
         fetched_at_ms: 5,
     }
 }
@@ -566,7 +567,8 @@ fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Ear
         ..Earlier::default()
     };
     let mut kept = std::collections::BTreeMap::new();
-    let mut approved = std::collections::BTreeSet::new();
+    // Page → the fingerprint that approved it first.
+    let mut approved = std::collections::BTreeMap::new();
     for event in events {
         match event {
             DiscoveryEvent::Fetched {
@@ -587,6 +589,7 @@ fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Ear
                             links: links.clone(),
                             filter: None,
                             approved: false,
+                            fingerprint: None,
                             fetched_at_ms: *at_ms,
                         },
                     );
@@ -601,17 +604,20 @@ fn stored(engine: &Engine, events: &[DiscoveryEvent], likes: &[Feedback]) -> Ear
                     links: page.links.clone(),
                     filter: page.filter,
                     approved: page.fingerprint.is_some(),
+                    fingerprint: page.fingerprint,
                     fetched_at_ms: page.fetched_at_ms,
                 });
             }
-            DiscoveryEvent::Approved { url, .. } => {
-                approved.insert(url.clone());
+            DiscoveryEvent::Approved { url, fingerprint } => {
+                approved.entry(url.clone()).or_insert(*fingerprint);
             }
             DiscoveryEvent::Discarded { .. } => {}
         }
     }
     for page in kept.values_mut().chain(&mut earlier.map) {
-        page.approved |= approved.contains(&page.url);
+        let first = approved.get(&page.url).copied();
+        page.approved |= first.is_some();
+        page.fingerprint = page.fingerprint.or(first);
     }
     earlier.kept = kept.into_values().collect();
     earlier

@@ -37,6 +37,9 @@ pub struct PageRecord {
     /// Whether a ferret fingerprint approved it. A verdict once stored stays: writing the
     /// page again with `false` does not clear it.
     pub approved: bool,
+    /// The ferret fingerprint that approved it first, if known. Like `approved`, it stays
+    /// once stored.
+    pub approved_by_fingerprint: Option<String>,
     /// The filter that approved it, if any, so that feedback can be traced back to it.
     pub approved_by_filter: Option<String>,
     /// The URLs it links to (self-links and repeats are ignored).
@@ -56,6 +59,7 @@ impl PageRecord {
             attributes: "{}".to_string(),
             accepted: false,
             approved: false,
+            approved_by_fingerprint: None,
             approved_by_filter: None,
             links: Vec::new(),
         }
@@ -332,7 +336,7 @@ impl Store {
     pub fn write_map(
         &mut self,
         pages: &[PageRecord],
-        approved: &[String],
+        approved: &[(String, u64)],
     ) -> Result<Vec<i64>, StoreError> {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::with_capacity(pages.len());
@@ -340,8 +344,9 @@ impl Store {
             let id: i64 = tx
                 .prepare_cached(
                     "INSERT INTO pages (url, canonical_url, title, lang, size, fetched_at_ms,
-                                    attributes, accepted, approved_by_filter, approved)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                                    attributes, accepted, approved_by_filter, approved,
+                                    approved_by_fingerprint)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                  ON CONFLICT (url) DO UPDATE SET
                     canonical_url = excluded.canonical_url,
                     title = excluded.title,
@@ -351,7 +356,9 @@ impl Store {
                     attributes = excluded.attributes,
                     accepted = excluded.accepted,
                     approved_by_filter = excluded.approved_by_filter,
-                    approved = max(approved, excluded.approved)
+                    approved = max(approved, excluded.approved),
+                    approved_by_fingerprint =
+                        coalesce(approved_by_fingerprint, excluded.approved_by_fingerprint)
                  RETURNING id",
                 )?
                 .query_row(
@@ -370,6 +377,7 @@ impl Store {
                         page.accepted,
                         page.approved_by_filter,
                         page.approved,
+                        page.approved_by_fingerprint,
                     ],
                     |row| row.get(0),
                 )?;
@@ -385,9 +393,13 @@ impl Store {
             }
             ids.push(id);
         }
-        for url in approved {
-            tx.prepare_cached("UPDATE pages SET approved = 1 WHERE url = ?1")?
-                .execute([url])?;
+        for (url, fingerprint) in approved {
+            tx.prepare_cached(
+                "UPDATE pages SET approved = 1,
+                    approved_by_fingerprint = coalesce(approved_by_fingerprint, ?2)
+                 WHERE url = ?1",
+            )?
+            .execute(params![url, fingerprint.to_string()])?;
         }
         tx.commit()?;
         Ok(ids)
@@ -399,7 +411,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT id, url, canonical_url, title, lang, size, fetched_at_ms, attributes,
-                        accepted, approved_by_filter, approved
+                        accepted, approved_by_filter, approved, approved_by_fingerprint
                  FROM pages WHERE url = ?1",
                 [url],
                 |row| {
@@ -416,6 +428,7 @@ impl Store {
                             accepted: row.get(8)?,
                             approved_by_filter: row.get(9)?,
                             approved: row.get(10)?,
+                            approved_by_fingerprint: row.get(11)?,
                             links: Vec::new(),
                         },
                     ))
