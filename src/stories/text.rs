@@ -231,24 +231,34 @@ fn ascii_words<'a>(text: &'a str, f: &mut impl FnMut(&'a str)) {
     let class = |at: usize| word_class(bytes.get(at));
     let mut at = 0;
     while at < bytes.len() {
-        if !matches!(class(at), Letter | Digit | Underscore) {
+        let mut here = class(at);
+        if !matches!(here, Letter | Digit | Underscore) {
             at += 1;
             continue;
         }
         let start = at;
-        let mut alphanumeric = false;
+        let mut alphanumeric = here != Underscore;
+        // `at` is past the word read so far, `here` the class of its last byte: one lookup
+        // a byte, two more at a joiner.
+        at += 1;
         loop {
-            let here = class(at);
-            alphanumeric |= here != Underscore;
-            let step = match (here, class(at + 1)) {
-                (_, Letter | Digit | Underscore) => 1,
-                (Letter, MidLetter | MidNumLet) if class(at + 2) == Letter => 2,
-                (Digit, MidNum | MidNumLet) if class(at + 2) == Digit => 2,
+            let next = class(at);
+            let joined = match (here, next) {
+                (_, Letter | Digit | Underscore) => next,
+                (Letter, MidLetter | MidNumLet) if class(at + 1) == Letter => {
+                    at += 1;
+                    Letter
+                }
+                (Digit, MidNum | MidNumLet) if class(at + 1) == Digit => {
+                    at += 1;
+                    Digit
+                }
                 _ => break,
             };
-            at += step;
+            alphanumeric |= joined != Underscore;
+            here = joined;
+            at += 1;
         }
-        at += 1;
         if alphanumeric {
             f(&text[start..at]);
         }
