@@ -169,20 +169,45 @@ pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut writer = MapWriter::spawn(store);
-    let report = runtime.block_on(drive(
+    let (report, mut store) = crawl_to_store(
+        &runtime,
         &mut engine,
-        |order| spawn_fetch(&fetcher, order),
-        Done::vote_here,
+        &fetcher,
         args.budget,
         crawl.concurrency,
+        store,
+    )?;
+    store.save_discovery_state(&discovery_state(&engine), unix_millis())?;
+    print(args, &report)
+}
+
+/// [`drive`] for a batch run, its events written to `store` by a [`MapWriter`], the votes
+/// taken here: the run is over when its last page is stored (its seconds and pages/s count
+/// the writer's tail), and the store comes back with the report.
+pub fn crawl_to_store(
+    runtime: &tokio::runtime::Runtime,
+    engine: &mut Engine,
+    fetcher: &PageFetcher,
+    budget: u64,
+    concurrency: usize,
+    store: Store,
+) -> anyhow::Result<(RunReport, Store)> {
+    let started = Instant::now();
+    let mut writer = MapWriter::spawn(store);
+    let report = runtime.block_on(drive(
+        engine,
+        |order| spawn_fetch(fetcher, order),
+        Done::vote_here,
+        budget,
+        concurrency,
         |event| writer.record(event),
     ));
     // What the loop sent is written before anything else is said, even after a failure.
-    let mut store = writer.finish()?;
-    let report = report?;
-    store.save_discovery_state(&discovery_state(&engine), unix_millis())?;
-    print(args, &report)
+    let store = writer.finish()?;
+    let mut report = report?;
+    report.seconds = started.elapsed().as_secs_f64();
+    report.pages_per_sec = report.fetched.len() as f64 / report.seconds.max(1e-9);
+    Ok((report, store))
 }
 
 /// The loop's settings from the config.

@@ -14,7 +14,7 @@ use ferret::discovery::robots::RobotsOutcome;
 use url::Url;
 
 use crate::bfs::{bfs_crawl, Scope};
-use crate::discover::{drive, spawn_fetch, Done, MapWriter};
+use crate::discover::crawl_to_store;
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
 use crate::storage::Store;
 use ferret::discovery::url::AddressPolicy;
@@ -275,23 +275,18 @@ fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, 
     for like in likes {
         engine.feedback(Feedback::new(like.as_str(), FeedbackKind::Like, None, 0)?);
     }
-    let started = Instant::now();
-    let mut writer = MapWriter::spawn(store);
-    let report = runtime.block_on(drive(
+    let (report, _) = crawl_to_store(
+        &runtime,
         &mut engine,
-        |order| spawn_fetch(&fetcher, order),
-        Done::vote_here,
+        &fetcher,
         args.budget,
         args.concurrency,
-        |event| writer.record(event),
-    ));
-    // The crawl is over when its last page is in the store.
-    writer.finish()?;
-    let report = report?;
+        store,
+    )?;
     let ferret = Crawl {
         fetched: report.fetched,
         accepted: report.accepted.into_iter().map(|page| page.url).collect(),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: report.seconds,
     };
     let bfs = runtime.block_on(bfs_crawl(
         &fetcher,
