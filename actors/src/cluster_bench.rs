@@ -69,8 +69,6 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         ),
     ];
     let mut columns = Vec::new();
-    // What ferret's clusterer holds after each block.
-    let mut footprints = Vec::new();
     for (name, params, _) in &variants {
         let mut clusterer = Clusterer::new(params.clone());
         let mut costs = Vec::new();
@@ -86,10 +84,7 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
             held.push(clusterer.footprint());
         }
         let total = started.elapsed().as_secs_f64();
-        columns.push((name, costs, stream.len() as f64 / total));
-        if footprints.is_empty() {
-            footprints = held;
-        }
+        columns.push((name, costs, stream.len() as f64 / total, held));
     }
     println!(
         "ferret bench cluster: {} titles ({} replayed {:.1} times), one thread; µs per item in each block of {}",
@@ -99,19 +94,19 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         args.step
     );
     print!("{:>12}", "items");
-    for (name, _, _) in &columns {
+    for (name, ..) in &columns {
         print!("{name:>36}");
     }
     println!();
     for row in 0..columns[0].1.len() {
         print!("{:>12}", (row + 1) * args.step);
-        for (_, costs, _) in &columns {
+        for (_, costs, ..) in &columns {
             print!("{:>36.2}", costs[row]);
         }
         println!();
     }
     print!("{:>12}", "items/s");
-    for (_, _, rate) in &columns {
+    for (_, _, rate, _) in &columns {
         print!("{rate:>36.0}");
     }
     println!();
@@ -123,7 +118,8 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         "{:>12}{:>10}{:>10}{:>10}{:>14}{:>14}{:>18}",
         "items", "words", "bigrams", "kept", "live events", "live stories", "cluster records"
     );
-    for (row, held) in footprints.iter().enumerate() {
+    // The first column's: ferret's clusterer.
+    for (row, held) in columns[0].3.iter().enumerate() {
         println!(
             "{:>12}{:>10}{:>10}{:>10}{:>14}{:>14}{:>18}",
             (row + 1) * args.step,

@@ -262,12 +262,7 @@ impl MapWriter {
             let (mut pages, mut approved) = (Vec::new(), Vec::new());
             while let Ok(first) = events.recv() {
                 for event in std::iter::once(first).chain(events.try_iter()) {
-                    match event {
-                        DiscoveryEvent::Approved { url, fingerprint } => {
-                            approved.push((url, fingerprint))
-                        }
-                        event => pages.extend(page_record(&event)),
-                    }
+                    queue_map_write(event, &mut pages, &mut approved);
                 }
                 store.write_map(&pages, &approved)?;
                 pages.clear();
@@ -309,6 +304,23 @@ impl MapWriter {
             None => anyhow::bail!("the store writer has stopped"),
         }
     }
+}
+
+/// Queues what the store keeps of `event`: its page record ([`page_record`]) in `pages`, or
+/// its approval mark in `approved`. Returns whether it kept anything.
+pub fn queue_map_write(
+    event: DiscoveryEvent,
+    pages: &mut Vec<PageRecord>,
+    approved: &mut Vec<(String, u64)>,
+) -> bool {
+    if let DiscoveryEvent::Approved { url, fingerprint } = event {
+        approved.push((url, fingerprint));
+        return true;
+    }
+    let record = page_record(&event);
+    let kept = record.is_some();
+    pages.extend(record);
+    kept
 }
 
 /// What the store keeps of an event: a page fetched (so that it is not fetched again), or a

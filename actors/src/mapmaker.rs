@@ -18,12 +18,11 @@
 //! after a restart.
 
 use actix::{AsyncContext as _, ResponseFuture};
-use ferret::discovery::engine::DiscoveryEvent;
 use ferret::Role;
 use tokio::sync::oneshot;
 use tracing::warn;
 
-use crate::discover::page_record;
+use crate::discover::queue_map_write;
 use crate::instance::{Cx, Handle, RoleActor};
 use crate::messages::{Envelope, FlushMap, MapPage, MapWritten, UpsertPages};
 use crate::pool::Route;
@@ -97,11 +96,7 @@ impl Handle<MapPage> for Mapmaker {
     type Reply = ();
 
     fn handle(&mut self, msg: MapPage, cx: &mut Cx<'_, Self>) {
-        if let Some(record) = page_record(&msg.event) {
-            self.pending.push(record);
-            self.write(cx);
-        } else if let DiscoveryEvent::Approved { url, fingerprint } = msg.event {
-            self.approvals.push((url, fingerprint));
+        if queue_map_write(msg.event, &mut self.pending, &mut self.approvals) {
             self.write(cx);
         }
     }

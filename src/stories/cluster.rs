@@ -549,16 +549,21 @@ impl Vocabulary {
         })
     }
 
+    /// The document frequency of term `id` (a bigram's with its [`BIGRAM`] bit or without).
+    fn df(&self, id: u32) -> u32 {
+        self.df[(id & !BIGRAM) as usize]
+    }
+
     /// Counts term `id` on one more item.
     fn count(&mut self, id: u32) {
-        let df = &mut self.df[id as usize];
+        let df = &mut self.df[(id & !BIGRAM) as usize];
         self.live += usize::from(*df == 0);
         *df += 1;
     }
 
     /// Counts term `id` on one item fewer.
     fn uncount(&mut self, id: u32) {
-        let df = &mut self.df[id as usize];
+        let df = &mut self.df[(id & !BIGRAM) as usize];
         *df -= 1;
         self.live -= usize::from(*df == 0);
     }
@@ -1010,7 +1015,7 @@ impl Clusterer {
         }
         self.n += 1;
         for &(id, _) in &counts {
-            self.vocabulary(id).count(id & !BIGRAM);
+            self.vocabulary(id).count(id);
             self.counted.push(id);
         }
         let counted = counts.len() as u32;
@@ -1022,7 +1027,7 @@ impl Clusterer {
             .into_iter()
             .map(|(id, f)| {
                 let tf = 0.5 + 0.5 * f as f32 / max;
-                let idf = (n / self.vocabulary(id).df[(id & !BIGRAM) as usize] as f32).ln();
+                let idf = (n / self.vocabulary(id).df(id) as f32).ln();
                 let idf = match power {
                     1.0 => idf,
                     0.5 => idf.max(0.0).sqrt(),
@@ -1083,7 +1088,7 @@ impl Clusterer {
                 self.counted_from += kept.counted as usize;
                 for at in from..self.counted_from {
                     let id = self.counted[at];
-                    self.vocabulary(id).uncount(id & !BIGRAM);
+                    self.vocabulary(id).uncount(id);
                 }
             }
         }
