@@ -6,14 +6,17 @@
 //!    body-term and URL-token similarities ([`topic_similarity`]);
 //! 2. ranks each group's **representatives** by
 //!    `score = hittage + 0.5·ln(1 + fresh)/ln(1 + most fresh) + 0.25·yield + 0.1·size/largest
-//!    − 0.1·min(times chosen, 5)/5`, where *fresh* counts links never queued (a
-//!    representative whose links are all fetched has nothing left to give) and *yield* is the
-//!    share of pages its earlier fingerprints fetched that were accepted — the
-//!    representative's history;
+//!    − 0.1·min(times chosen, 5)/5`, where *fresh* counts links never queued and, for a page
+//!    no fingerprint has run from yet, the fetched pages it links to that no fingerprint
+//!    approved (running it judges them without a fetch; a representative with neither has
+//!    nothing left to give), and *yield* is the share of pages its earlier fingerprints
+//!    fetched that were accepted — the representative's history;
 //! 3. finds the representative's **distinctive** features: for each kind, the similarity to
 //!    the rest of its group (median) must exceed what most of a random sample reaches (the
 //!    sample's 80th percentile) by a margin; with no group yet (start-up), the sample alone
-//!    decides: the kind is distinctive when the 80th percentile leaves room for a margin;
+//!    decides: the kind is distinctive when the 80th percentile leaves room for a margin. A
+//!    sample member counts for the kinds it has: the loop's sample holds addresses (a link's
+//!    URL alone) as well as pages, and an address speaks for the URL's features only;
 //! 4. makes each distinctive feature a [`FerretFingerprint`] — (feature, representative,
 //!    threshold), the threshold halfway between the sample's 80th percentile and the group's
 //!    median, or the percentile plus the margin at start-up;
@@ -345,6 +348,7 @@ impl FerretAdvisor {
             .filter_map(|&kind| {
                 let mut against: Vec<f64> = sample
                     .iter()
+                    .filter(|s| s.has(kind))
                     .map(|s| similarity(kind, own, s, stats))
                     .collect();
                 if against.is_empty() {

@@ -70,7 +70,7 @@ pub struct EngineParams {
     /// Queued fetches under which Ferrets run more fingerprints.
     pub low_water: usize,
     /// Pages fetched at random from the root page of each liked page's host: the background
-    /// the advisors' random sample is drawn from.
+    /// the advisors' random sample is drawn from (the pages, and the addresses they link to).
     pub background_pages: usize,
     /// Seeds the fingerprint draws and the samples.
     pub seed: u64,
@@ -280,6 +280,11 @@ pub struct Engine {
     /// Background pages asked for, and those fetched.
     background_wanted: FxHashSet<String>,
     background: Vec<String>,
+    /// The addresses the background pages link to (their URL's features only), and how many
+    /// background pages they were read from: the sample's URL-borne features are drawn from
+    /// them as well, a wider look at the site than the background pages alone.
+    background_links: Vec<Features>,
+    background_read: usize,
     feedback: Vec<Feedback>,
     hittage: FxHashMap<String, f64>,
     lighthouses: Lighthouses,
@@ -401,6 +406,8 @@ impl Engine {
             roots: FxHashSet::default(),
             background_wanted: FxHashSet::default(),
             background: Vec::new(),
+            background_links: Vec::new(),
+            background_read: 0,
             feedback: Vec::new(),
             hittage: FxHashMap::default(),
             lighthouses: Lighthouses::new(&params.hittage),
@@ -1167,7 +1174,9 @@ impl Engine {
         if self.cache.len() < self.params.min_sample && !self.frontier.is_idle() {
             return 0;
         }
-        // The random sample, its features complete.
+        // The random sample: background pages, their features complete, and as many
+        // addresses drawn from the background pages' links (a URL's features only, for
+        // nothing: a few pages say little about which URLs are common on the site).
         let mut sample_urls: Vec<String> = Vec::with_capacity(self.params.sample_size);
         let population = if self.background.len() >= self.params.min_sample / 2 {
             &self.background
@@ -1180,6 +1189,23 @@ impl Engine {
         }
         sample_urls.sort_unstable();
         sample_urls.dedup();
+        for url in &self.background[self.background_read..] {
+            if let Some(page) = self.cache.get(url) {
+                self.background_links.extend(
+                    page.doc
+                        .links
+                        .iter()
+                        .map(|l| Features::of_address(&l.url, &self.analyzer)),
+                );
+            }
+        }
+        self.background_read = self.background.len();
+        let mut addresses: Vec<usize> = (0..self.params.sample_size)
+            .filter(|_| !self.background_links.is_empty())
+            .map(|_| self.rng.random_range(0..self.background_links.len()))
+            .collect();
+        addresses.sort_unstable();
+        addresses.dedup();
         let mapped: Vec<String> = {
             let mut m: Vec<String> = self
                 .map
@@ -1203,6 +1229,7 @@ impl Engine {
             .iter()
             .filter_map(|u| self.cache.get(u))
             .map(|p| &p.features)
+            .chain(addresses.iter().map(|&i| &self.background_links[i]))
             .collect();
         // Out of `self` while the views borrow it.
         let mut advisor = std::mem::take(&mut self.advisor);
@@ -1292,11 +1319,16 @@ impl Engine {
     /// What the advisors know of the cached page `url`.
     fn view<'a>(&'a self, url: &'a str) -> PageView<'a> {
         let page = &self.cache[url];
+        let history = self.history.get(url).copied().unwrap_or_default();
         let fresh = page
             .doc
             .links
             .iter()
-            .filter(|l| !self.frontier.knows(&l.url))
+            .filter(|l| {
+                !self.frontier.knows(&l.url)
+                    || (history.times == 0
+                        && self.cache.get(l.url.as_str()).is_some_and(|p| !p.approved))
+            })
             .count();
         PageView {
             url,
@@ -1305,7 +1337,7 @@ impl Engine {
             fresh_links: u32::try_from(fresh).unwrap_or(u32::MAX),
             links: u32::try_from(page.doc.links.len()).unwrap_or(u32::MAX),
             size: page.features.size.unwrap_or(0),
-            history: self.history.get(url).copied().unwrap_or_default(),
+            history,
             near: self.nearest.by_page.get(url).map(Vec::as_slice),
         }
     }
@@ -1551,6 +1583,32 @@ mod tests {
 
     fn cache(engine: &mut Engine, path: &str, topic: &str, n: usize) -> Features {
         cache_linking(engine, path, topic, n, &[])
+    }
+
+    /// A page no fingerprint has run from counts the cached pages it links to that no
+    /// fingerprint approved as fresh, as much as the links not fetched yet: running it judges
+    /// them without a fetch. Once it has run, only links not fetched yet count.
+    #[test]
+    fn a_page_not_run_yet_counts_its_cached_unapproved_links_as_fresh() {
+        let mut engine = Engine::new(EngineParams::default());
+        let links = ["ferrets/2.html", "ferrets/3.html", "ferrets/4.html"];
+        cache_linking(&mut engine, "ferrets/1.html", "ferret", 1, &links);
+        cache(&mut engine, "ferrets/2.html", "ferret", 2);
+        cache(&mut engine, "ferrets/3.html", "ferret", 3);
+        let at = |path: &str| format!("http://site.test/{path}");
+        for path in ["ferrets/2.html", "ferrets/3.html"] {
+            engine.mark_fetched(&url::Url::parse(&at(path)).unwrap(), 0);
+        }
+        // Two and three are cached, four is not fetched yet; three has been approved.
+        engine
+            .cache
+            .get_mut(&at("ferrets/2.html"))
+            .unwrap()
+            .approved = false;
+        let rep = at("ferrets/1.html");
+        assert_eq!(engine.view(&rep).fresh_links, 2);
+        engine.history.entry(rep.clone()).or_default().times = 1;
+        assert_eq!(engine.view(&rep).fresh_links, 1);
     }
 
     /// A lighthouse's set is drawn from every cached page, accepted or not: the pages it links

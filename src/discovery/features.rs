@@ -184,14 +184,21 @@ impl Features {
             .count()
     }
 
+    /// The features a URL alone shows: its path's tokens and its host.
+    pub fn of_address(url: &url::Url, analyzer: &Analyzer) -> Features {
+        Features {
+            url_tokens: Some(url_tokens(analyzer, url)),
+            host: Some(host_of(url)),
+            ..Features::default()
+        }
+    }
+
     /// The features a link shows before its page is fetched: its URL's tokens and host, and
     /// its anchor text standing in for the title.
     pub fn of_link(link: &Link, analyzer: &Analyzer) -> Features {
         Features {
             title_words: Some(word_set(analyzer, &link.text, Lang::English)),
-            url_tokens: Some(url_tokens(analyzer, &link.url)),
-            host: Some(host_of(&link.url)),
-            ..Features::default()
+            ..Features::of_address(&link.url, analyzer)
         }
     }
 }

@@ -128,7 +128,8 @@ impl FilterFingerprint {
 }
 
 /// Builds a filter for `lighthouse` from its set (`members`, the lighthouse first) and a
-/// random `sample`. None when no feature tells the set from the sample.
+/// random `sample` (each member counting for the kinds it has: see the advisor's module doc).
+/// None when no feature tells the set from the sample.
 pub fn build_filter(
     params: &FilterParams,
     id: u64,
@@ -167,7 +168,11 @@ pub fn build_filter(
     let vector: Vec<FilterFeature> = FeatureKind::ALL
         .iter()
         .filter_map(|&kind| {
-            let mut against: Vec<f64> = sample.iter().map(|s| best(kind, s, None)).collect();
+            let mut against: Vec<f64> = sample
+                .iter()
+                .filter(|s| s.has(kind))
+                .map(|s| best(kind, s, None))
+                .collect();
             if against.is_empty() {
                 return None;
             }

@@ -141,6 +141,74 @@ fn a_feature_the_group_shares_and_the_sample_lacks_is_distinctive() {
     assert!(!kinds.contains(&FeatureKind::Language), "{kinds:?}");
 }
 
+/// Addresses in the sample (a URL alone, as the loop draws from the background pages'
+/// links) count for the features a URL shows and for no other: here they show that this
+/// site's URLs all say `ferret`, so the URL stops being distinctive, while the body terms'
+/// threshold is the one the pages alone give.
+#[test]
+fn addresses_in_the_sample_count_for_the_url_features_only() {
+    let analyzer = Analyzer::new();
+    let pages: Vec<Features> = (1..=4)
+        .map(|n| features_of(&format!("/ferret-{n}.html"), &analyzer))
+        .collect();
+    // Recipes, and ferret pages filed under another name: the sample's body terms are not
+    // all unlike the group's.
+    let sample: Vec<Features> = (1..=12)
+        .map(|n| features_of(&format!("/cooking-{n}.html"), &analyzer))
+        .chain((5..=9).map(|n| {
+            let url = Url::parse(BASE).unwrap().join(&format!("/pets/{n}.html"));
+            let body = site::get(&format!("/ferret-{n}.html")).unwrap();
+            Features::computed(&parse_page(&url.unwrap(), body.as_bytes(), None), &analyzer)
+        }))
+        .collect();
+    let addresses: Vec<Features> = (0..30)
+        .map(|n| {
+            let url = Url::parse(BASE)
+                .unwrap()
+                .join(&format!("/ferret-{}.html", 5 + n % 5));
+            Features::of_address(&url.unwrap(), &analyzer)
+        })
+        .collect();
+    let mut stats = TermStats::default();
+    for f in pages.iter().chain(&sample) {
+        stats.add(f);
+    }
+    let views: Vec<PageView<'_>> = pages
+        .iter()
+        .zip(["a", "b", "c", "d"])
+        .map(|(features, url)| PageView {
+            url,
+            features,
+            hittage: 0.5,
+            fresh_links: 3,
+            links: 5,
+            size: 100,
+            history: Default::default(),
+            near: None,
+        })
+        .collect();
+    let group = Group {
+        lighthouse: "a".into(),
+        members: vec![0, 1, 2, 3],
+    };
+    let advisor = FerretAdvisor::new(FerretAdvisorParams::default());
+    let pages_only: Vec<&Features> = sample.iter().collect();
+    let with_addresses: Vec<&Features> = sample.iter().chain(&addresses).collect();
+    let before = advisor.distinctive(&views, 0, &group, &pages_only, &stats);
+    let after = advisor.distinctive(&views, 0, &group, &with_addresses, &stats);
+    let threshold = |found: &[(FeatureKind, f64)], kind| {
+        found.iter().find(|(k, _)| *k == kind).map(|(_, t)| *t)
+    };
+    assert!(
+        threshold(&before, FeatureKind::UrlTokens).is_some(),
+        "{before:?}"
+    );
+    assert_eq!(threshold(&after, FeatureKind::UrlTokens), None, "{after:?}");
+    let body = threshold(&before, FeatureKind::BodyTerms);
+    assert!(body.is_some(), "{before:?}");
+    assert_eq!(threshold(&after, FeatureKind::BodyTerms), body);
+}
+
 #[test]
 fn a_fingerprint_whose_pages_are_never_accepted_is_flushed_after_its_window() {
     let analyzer = Analyzer::new();
