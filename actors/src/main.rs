@@ -117,6 +117,12 @@ enum BenchCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(
+        cli.command,
+        None | Some(Command::Run(_)) | Some(Command::SimListing(_))
+    ) {
+        end_quietly_when_stdout_closes();
+    }
     let result = match cli.command {
         None => run(RunArgs {
             config: std::env::var_os("FERRET_CONFIG")
@@ -158,6 +164,22 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!("ferret: {err:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// A report piped into a reader that stops early (`ferret bench discover --show-order | head`)
+/// ends the process quietly, as Unix tools do, instead of panicking in `println!`: Rust
+/// ignores SIGPIPE, so a write to the closed pipe fails and `println!` panics on the failure.
+/// Commands that serve (the daemon, the listing simulator) keep ignoring it.
+fn end_quietly_when_stdout_closes() {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{signal, SigHandler, Signal};
+        // SAFETY: called first thing in `main`, before any thread exists, and installs the
+        // default disposition, not a handler: no code of ours runs on the signal.
+        if let Err(err) = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) } {
+            eprintln!("ferret: cannot restore SIGPIPE's default ({err}); a closed pipe may panic");
         }
     }
 }

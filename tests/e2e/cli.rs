@@ -266,3 +266,38 @@ fn score_listing_scores_a_run_and_names_a_bad_line() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("events.jsonl: line 3:"), "{stderr}");
 }
+
+/// A report piped into a reader that stops early ends quietly, as Unix tools do: no panic
+/// from `println!` on the closed pipe.
+#[test]
+fn a_report_piped_into_a_reader_that_stops_early_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+
+    // A feed whose report is far larger than a pipe holds.
+    let dir = tempfile::tempdir().unwrap();
+    let items: String = (0..3_000)
+        .map(|n| format!("<item><title>Item {n}</title><link>http://a.test/{n}</link></item>"))
+        .collect();
+    let feed = dir.path().join("long.xml");
+    let rss = format!("<rss version=\"2.0\"><channel><title>Long</title>{items}</channel></rss>");
+    std::fs::write(&feed, rss).unwrap();
+    let mut child = ferret()
+        .arg("parse")
+        .arg(&feed)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first.trim(), "{");
+    // The reader is gone: the rest of the report has nowhere to go.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(13), "{:?} {stderr}", out.status);
+}
