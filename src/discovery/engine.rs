@@ -1221,6 +1221,22 @@ impl Engine {
         } else {
             Vec::new()
         };
+        // A hub among them — a page outside the map linking to several pages in it, such as
+        // the table of contents of a chapter whose pages the filters pass — has its links
+        // queued at once: its own fingerprints, made against a group of pages as far from the
+        // map as it is, would be few or none, and its links are where the topic goes on.
+        let hubs: Vec<String> = explorers
+            .iter()
+            .filter(|url| !self.broadened.contains(*url) && self.links_into_map(url) >= HUB_LINKS)
+            .cloned()
+            .collect();
+        for hub in hubs {
+            let light = self
+                .nearest_light(&hub)
+                .map(|(_, i)| self.lights[i].clone());
+            self.queue_links(&hub, light.as_deref().unwrap_or(&hub), None, now_ms);
+            self.broadened.insert(hub);
+        }
         self.complete_features(sample_urls.iter().chain(&mapped).chain(&explorers));
         self.update_nearest(&mapped);
         let sets = self.linked_sets();
@@ -1411,26 +1427,49 @@ impl Engine {
     }
 
     /// When the map has nothing left to give: the cached pages outside it with links not
-    /// fetched yet that are nearest to a lighthouse, as representatives to broaden from.
+    /// fetched yet, as representatives to broaden from — those linking to the most pages of
+    /// the map first, then those nearest to a lighthouse.
     fn explorers(&mut self) -> Vec<String> {
         let candidates = self.with_unseen_links(&self.map);
         self.update_nearest(&candidates);
-        let mut scored: Vec<(f64, &String)> = candidates
+        let mut scored: Vec<(usize, f64, &String)> = candidates
             .iter()
             .map(|url| {
                 (
+                    self.links_into_map(url),
                     self.nearest_light(url).map_or(0.0, |(s, _)| s.max(0.0)),
                     url,
                 )
             })
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then_with(|| a.2.cmp(b.2))
+        });
         let keep = self.params.advisor.representatives_per_group * self.lights.len().max(1);
         scored
             .into_iter()
             .take(keep)
-            .map(|(_, url)| url.clone())
+            .map(|(_, _, url)| url.clone())
             .collect()
+    }
+
+    /// How many pages of the map the cached page `url` links to.
+    fn links_into_map(&self, url: &str) -> usize {
+        let Some(page) = self.cache.get(url) else {
+            return 0;
+        };
+        let mut linked: Vec<&str> = page
+            .doc
+            .links
+            .iter()
+            .map(|l| l.url.as_str())
+            .filter(|to| *to != url && self.map.contains(*to))
+            .collect();
+        linked.sort_unstable();
+        linked.dedup();
+        linked.len()
     }
 
     /// Queues the links of the cached page nearest to a lighthouse among those with links
@@ -1531,6 +1570,10 @@ const LIKED: f64 = 1e9;
 /// Rebuilds an idle loop tries before it waits for news (a like, a finished fetch).
 const IDLE_REBUILDS: usize = 8;
 const BACKGROUND: f64 = 1e6;
+/// Pages of the map a page outside it must link to for its links to be queued when the loop
+/// broadens ([`Engine::explorers`]): a hub of the topic, not a page that happens to link to
+/// one of its pages.
+const HUB_LINKS: usize = 2;
 
 /// Milliseconds for the frontier, which counts from 0.
 fn ms(at_ms: i64) -> u64 {
@@ -1609,6 +1652,29 @@ mod tests {
         assert_eq!(engine.view(&rep).fresh_links, 2);
         engine.history.entry(rep.clone()).or_default().times = 1;
         assert_eq!(engine.view(&rep).fresh_links, 1);
+    }
+
+    /// When the loop broadens, a page outside the map that links to two pages of it or more
+    /// (a hub: a chapter's table of contents) has its links queued at once; a page linking
+    /// to one has not.
+    #[test]
+    fn broadening_queues_the_links_of_a_hub_of_the_map() {
+        let mut engine = Engine::new(EngineParams::default());
+        let at = |path: &str| format!("http://site.test/{path}");
+        for n in [1, 2] {
+            cache(&mut engine, &format!("ferrets/{n}.html"), "ferret", n);
+            engine.map.insert(at(&format!("ferrets/{n}.html")));
+        }
+        engine.lights = vec![at("ferrets/1.html")];
+        let hub = ["ferrets/1.html", "ferrets/2.html", "ferrets/3.html"];
+        cache_linking(&mut engine, "ferrets/index.html", "contents", 1, &hub);
+        let one = ["ferrets/1.html", "garden/roses.html"];
+        cache_linking(&mut engine, "garden/index.html", "garden", 1, &one);
+        engine.rebuild(1, true);
+        let known = |path: &str| engine.frontier.knows(&url::Url::parse(&at(path)).unwrap());
+        assert!(known("ferrets/3.html"));
+        assert!(!known("garden/roses.html"));
+        assert!(engine.broadened.contains(&at("ferrets/index.html")));
     }
 
     /// A lighthouse's set is drawn from every cached page, accepted or not: the pages it links
