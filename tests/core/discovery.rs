@@ -86,6 +86,38 @@ fn features_are_computed_lazily_and_travel_as_json() {
     assert_eq!(serde_json::from_str::<Features>(&json).unwrap(), features);
 }
 
+/// Term statistics over `pages`.
+fn counted<'a>(pages: impl IntoIterator<Item = &'a Features>) -> TermStats {
+    let mut stats = TermStats::default();
+    for page in pages {
+        stats.add(page);
+    }
+    stats
+}
+
+/// Four pages as one group, `a` (the first) its lighthouse.
+fn one_group(pages: &[Features]) -> (Vec<PageView<'_>>, Group) {
+    let views = pages
+        .iter()
+        .zip(["a", "b", "c", "d"])
+        .map(|(features, url)| PageView {
+            url,
+            features,
+            hittage: 0.5,
+            fresh_links: 3,
+            links: 5,
+            size: 100,
+            history: Default::default(),
+            near: None,
+        })
+        .collect();
+    let group = Group {
+        lighthouse: "a".into(),
+        members: (0..pages.len()).collect(),
+    };
+    (views, group)
+}
+
 #[test]
 fn a_feature_the_group_shares_and_the_sample_lacks_is_distinctive() {
     let analyzer = Analyzer::new();
@@ -101,29 +133,8 @@ fn a_feature_the_group_shares_and_the_sample_lacks_is_distinctive() {
     let sample: Vec<Features> = (1..=12)
         .map(|n| features_of(&format!("/cooking-{n}.html"), &analyzer))
         .collect();
-    let mut stats = TermStats::default();
-    for f in pages.iter().chain(&sample) {
-        stats.add(f);
-    }
-    let urls = ["a", "b", "c", "d"];
-    let views: Vec<PageView<'_>> = pages
-        .iter()
-        .zip(urls)
-        .map(|(features, url)| PageView {
-            url,
-            features,
-            hittage: 0.5,
-            fresh_links: 3,
-            links: 5,
-            size: 100,
-            history: Default::default(),
-            near: None,
-        })
-        .collect();
-    let group = Group {
-        lighthouse: "a".into(),
-        members: vec![0, 1, 2, 3],
-    };
+    let stats = counted(pages.iter().chain(&sample));
+    let (views, group) = one_group(&pages);
     let advisor = FerretAdvisor::new(FerretAdvisorParams::default());
     let sample_refs: Vec<&Features> = sample.iter().collect();
     let kinds: Vec<FeatureKind> = advisor
@@ -169,28 +180,8 @@ fn addresses_in_the_sample_count_for_the_url_features_only() {
             Features::of_address(&url.unwrap(), &analyzer)
         })
         .collect();
-    let mut stats = TermStats::default();
-    for f in pages.iter().chain(&sample) {
-        stats.add(f);
-    }
-    let views: Vec<PageView<'_>> = pages
-        .iter()
-        .zip(["a", "b", "c", "d"])
-        .map(|(features, url)| PageView {
-            url,
-            features,
-            hittage: 0.5,
-            fresh_links: 3,
-            links: 5,
-            size: 100,
-            history: Default::default(),
-            near: None,
-        })
-        .collect();
-    let group = Group {
-        lighthouse: "a".into(),
-        members: vec![0, 1, 2, 3],
-    };
+    let stats = counted(pages.iter().chain(&sample));
+    let (views, group) = one_group(&pages);
     let advisor = FerretAdvisor::new(FerretAdvisorParams::default());
     let pages_only: Vec<&Features> = sample.iter().collect();
     let with_addresses: Vec<&Features> = sample.iter().chain(&addresses).collect();
