@@ -43,7 +43,7 @@ use super::advisor::{
     topic_similarity, FerretAdvisor, FerretAdvisorParams, FerretFingerprint, PageView,
     RepresentativeHistory,
 };
-use super::features::{similarity, FeatureKind, Features, TermStats};
+use super::features::{similarity, AddressStats, FeatureKind, Features, TermStats};
 use super::filter::{Ballot, FilterBank, FilterFingerprint, FilterParams};
 use super::frontier::{FetchOrder, FetchOutcome, Frontier, FrontierConfig};
 use super::hittage::{self, Feedback, FeedbackKind, HittageParams, Lighthouses};
@@ -285,6 +285,10 @@ pub struct Engine {
     /// them as well, a wider look at the site than the background pages alone.
     background_links: Vec<Features>,
     background_read: usize,
+    /// The addresses the fetched pages link to, and how many fetched pages (in
+    /// `fetched_order`) they were read from: which URL tokens are common to the site.
+    addresses: AddressStats,
+    addresses_read: usize,
     feedback: Vec<Feedback>,
     hittage: FxHashMap<String, f64>,
     lighthouses: Lighthouses,
@@ -408,6 +412,8 @@ impl Engine {
             background: Vec::new(),
             background_links: Vec::new(),
             background_read: 0,
+            addresses: AddressStats::default(),
+            addresses_read: 0,
             feedback: Vec::new(),
             hittage: FxHashMap::default(),
             lighthouses: Lighthouses::new(&params.hittage),
@@ -1200,6 +1206,15 @@ impl Engine {
             }
         }
         self.background_read = self.background.len();
+        for url in &self.fetched_order[self.addresses_read..] {
+            if let Some(page) = self.cache.get(url) {
+                for link in &page.doc.links {
+                    self.addresses.add(&link.url, &self.analyzer);
+                }
+            }
+        }
+        self.addresses_read = self.fetched_order.len();
+        self.stats.set_common_url_tokens(self.addresses.common());
         let mut addresses: Vec<usize> = (0..self.params.sample_size)
             .filter(|_| !self.background_links.is_empty())
             .map(|_| self.rng.random_range(0..self.background_links.len()))

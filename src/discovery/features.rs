@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | title words | the title's stems, a set | Jaccard |
 //! | body terms | the text's stems with `tf = ½ + ½·f/max f`, the strongest [`BODY_TERMS_KEPT`] | cosine of tf·idf, `idf = ln(1 + N/df)` over the pages seen |
-//! | URL tokens | the path's words (split on anything not a letter or digit), stemmed, a set | Jaccard |
+//! | URL tokens | the path's words (split on anything not a letter or digit), stemmed, a set | Jaccard, without the tokens on most of the site's addresses ([`AddressStats`]) |
 //! | host | the URL's host | 1 when equal, ½ when the registrable part (last two labels) is, else 0 |
 //! | language | `<html lang>`, else detected from the text | 1 when equal, else 0 |
 //! | images, links, size | counts | `min/max` (1 when both are 0) |
@@ -17,7 +17,7 @@
 //! one feature, a Filter a few, and the Mapmaker completes the rest; computed features travel
 //! with the page.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::page::{Link, PageDoc};
@@ -203,11 +203,17 @@ impl Features {
     }
 }
 
-/// Document frequencies of body terms over the pages seen, for idf.
+/// Document frequencies of body terms over the pages seen, for idf; and the URL tokens on
+/// most of the site's addresses, which the URL similarity leaves out.
 #[derive(Debug, Clone, Default)]
 pub struct TermStats {
     docs: u32,
     df: FxHashMap<String, u32>,
+    /// URL tokens on more than [`COMMON_URL_SHARE`] of the addresses seen: `library` in
+    /// Python's documentation, where `library/email.charset` and `library/codecs` would
+    /// otherwise be a third alike by their URLs. Such a token tells no page's topic, as a stop
+    /// word does not.
+    common_url_tokens: FxHashSet<String>,
     /// [`TermStats::idf`] by document frequency (0 read as 1), up to the highest one: a
     /// cosine looks up thousands of idfs a page and the logarithm was a tenth of the loop's
     /// time, while a page counted changes only as many as the highest frequency.
@@ -233,6 +239,11 @@ impl TermStats {
             .collect();
     }
 
+    /// Sets the URL tokens the URL similarity leaves out ([`AddressStats::common`]).
+    pub fn set_common_url_tokens(&mut self, tokens: FxHashSet<String>) {
+        self.common_url_tokens = tokens;
+    }
+
     /// Pages counted.
     pub fn docs(&self) -> u32 {
         self.docs
@@ -255,7 +266,9 @@ pub fn similarity(kind: FeatureKind, a: &Features, b: &Features, stats: &TermSta
     match kind {
         FeatureKind::TitleWords => both(&a.title_words, &b.title_words, |x, y| jaccard(x, y)),
         FeatureKind::BodyTerms => both(&a.body_terms, &b.body_terms, |x, y| cosine(x, y, stats)),
-        FeatureKind::UrlTokens => both(&a.url_tokens, &b.url_tokens, |x, y| jaccard(x, y)),
+        FeatureKind::UrlTokens => both(&a.url_tokens, &b.url_tokens, |x, y| {
+            jaccard_without(x, y, &stats.common_url_tokens)
+        }),
         FeatureKind::Host => both(&a.host, &b.host, |x, y| host_similarity(x, y)),
         FeatureKind::Language => both(&a.language, &b.language, |x, y| match (x, y) {
             (Some(x), Some(y)) if x == y => 1.0,
@@ -277,7 +290,18 @@ fn both<T>(a: &Option<T>, b: &Option<T>, f: impl FnOnce(&T, &T) -> f64) -> f64 {
 
 /// Jaccard of two sorted, deduplicated sets; two empty sets are alike.
 fn jaccard(a: &[String], b: &[String]) -> f64 {
-    if a.is_empty() && b.is_empty() {
+    jaccard_without(a, b, &FxHashSet::default())
+}
+
+/// [`jaccard`] of the sets without the elements of `skip`.
+fn jaccard_without(a: &[String], b: &[String], skip: &FxHashSet<String>) -> f64 {
+    let kept = |set: &[String]| set.iter().filter(|t| !skip.contains(*t)).count();
+    let (len_a, len_b) = if skip.is_empty() {
+        (a.len(), b.len())
+    } else {
+        (kept(a), kept(b))
+    };
+    if len_a == 0 && len_b == 0 {
         return 1.0;
     }
     let (mut i, mut j, mut common) = (0, 0, 0usize);
@@ -286,13 +310,66 @@ fn jaccard(a: &[String], b: &[String]) -> f64 {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                common += 1;
+                common += usize::from(!skip.contains(&a[i]));
                 i += 1;
                 j += 1;
             }
         }
     }
-    common as f64 / (a.len() + b.len() - common) as f64
+    common as f64 / (len_a + len_b - common) as f64
+}
+
+/// The share of the addresses seen a URL token must be on to be common (see
+/// [`TermStats`]): most of them. At half, PostgreSQL's `sql` became common while a crawl
+/// read the SQL commands' chapter, and the chapter's pages stopped looking alike.
+pub const COMMON_URL_SHARE: f64 = 0.6;
+
+/// The distinct addresses the loop has seen (every link of every fetched page) and how many
+/// carry each URL token: what tells a URL token common to a site from one that marks a part
+/// of it.
+#[derive(Debug, Clone, Default)]
+pub struct AddressStats {
+    /// Hashes of the addresses counted (at most [`AddressStats::MAX`]).
+    seen: FxHashSet<u64>,
+    df: FxHashMap<String, u32>,
+}
+
+impl AddressStats {
+    /// Addresses counted at most: enough for a site's shares to settle, bounded on an
+    /// endless crawl.
+    pub const MAX: usize = 65_536;
+    /// Addresses needed before any token is called common.
+    pub const MIN: usize = 50;
+
+    /// Counts the address `url` and its URL tokens, once.
+    pub fn add(&mut self, url: &url::Url, analyzer: &Analyzer) {
+        use std::hash::{Hash, Hasher};
+        if self.seen.len() >= Self::MAX {
+            return;
+        }
+        let mut hasher = rustc_hash::FxHasher::default();
+        url.as_str().hash(&mut hasher);
+        if self.seen.insert(hasher.finish()) {
+            for token in url_tokens(analyzer, url) {
+                *self.df.entry(token).or_default() += 1;
+            }
+        }
+    }
+
+    /// The tokens on more than [`COMMON_URL_SHARE`] of the addresses counted; none before
+    /// [`AddressStats::MIN`] addresses.
+    pub fn common(&self) -> FxHashSet<String> {
+        let seen = self.seen.len();
+        if seen < Self::MIN {
+            return FxHashSet::default();
+        }
+        let floor = COMMON_URL_SHARE * seen as f64;
+        self.df
+            .iter()
+            .filter(|&(_, &df)| f64::from(df) > floor)
+            .map(|(token, _)| token.clone())
+            .collect()
+    }
 }
 
 /// Cosine of two term vectors sorted by term, weighted by idf: one pass over both, each term's

@@ -6,7 +6,7 @@ use ferret::discovery::advisor::{FerretAdvisor, FerretAdvisorParams, Group, Page
 use ferret::discovery::engine::{
     DiscoveryEvent, Earlier, Engine, EngineParams, RestoredPage, VoteOrder,
 };
-use ferret::discovery::features::{similarity, FeatureKind, Features, TermStats};
+use ferret::discovery::features::{similarity, AddressStats, FeatureKind, Features, TermStats};
 use ferret::discovery::filter::{FilterBank, FilterFeature, FilterFingerprint, FilterParams};
 use ferret::discovery::frontier::{FetchOrder, FrontierConfig};
 use ferret::discovery::hittage::{Feedback, FeedbackKind};
@@ -198,6 +198,47 @@ fn addresses_in_the_sample_count_for_the_url_features_only() {
     let body = threshold(&before, FeatureKind::BodyTerms);
     assert!(body.is_some(), "{before:?}");
     assert_eq!(threshold(&after, FeatureKind::BodyTerms), body);
+}
+
+/// A URL token on most of the site's addresses (`library`, on 60 of 80 here) is left out of
+/// the URL similarity; one that marks a part of the site (`email`) counts. Under 50
+/// addresses nothing is common yet.
+#[test]
+fn url_tokens_on_most_of_the_sites_addresses_do_not_count() {
+    let analyzer = Analyzer::new();
+    let address = |path: &str| Url::parse(BASE).unwrap().join(path).unwrap();
+    let mut addresses = AddressStats::default();
+    for n in 0..40 {
+        addresses.add(&address(&format!("/library/module{n}.html")), &analyzer);
+    }
+    assert!(
+        addresses.common().is_empty(),
+        "40 addresses: too few to tell"
+    );
+    for n in 0..20 {
+        addresses.add(&address(&format!("/library/email.part{n}.html")), &analyzer);
+        addresses.add(&address(&format!("/howto/guide{n}.html")), &analyzer);
+    }
+    // Counted once each.
+    addresses.add(&address("/howto/guide1.html"), &analyzer);
+    let common = addresses.common();
+    assert_eq!(common.iter().collect::<Vec<_>>(), vec!["librari"]);
+
+    let of = |path: &str| Features::of_address(&address(path), &analyzer);
+    let (charset, header, codecs) = (
+        of("/library/email.charset.html"),
+        of("/library/email.header.html"),
+        of("/library/codecs.html"),
+    );
+    let mut stats = TermStats::default();
+    let url = |a: &Features, b: &Features, stats: &TermStats| {
+        similarity(FeatureKind::UrlTokens, a, b, stats)
+    };
+    assert!((url(&charset, &codecs, &stats) - 0.25).abs() < 1e-9);
+    assert!((url(&charset, &header, &stats) - 0.5).abs() < 1e-9);
+    stats.set_common_url_tokens(common);
+    assert_eq!(url(&charset, &codecs, &stats), 0.0);
+    assert!((url(&charset, &header, &stats) - 1.0 / 3.0).abs() < 1e-9);
 }
 
 #[test]
