@@ -280,14 +280,13 @@ pub struct Engine {
     /// Background pages asked for, and those fetched.
     background_wanted: FxHashSet<String>,
     background: Vec<String>,
-    /// The addresses the background pages link to (their URL's features only), and how many
-    /// background pages they were read from: the sample's URL-borne features are drawn from
-    /// them as well, a wider look at the site than the background pages alone.
+    /// The addresses the background pages link to (their URL's features only): the
+    /// sample's URL-borne features are drawn from them as well, a wider look at the site than
+    /// the background pages alone.
     background_links: Vec<Features>,
-    background_read: usize,
-    /// The addresses the fetched pages link to, and how many fetched pages (in
-    /// `fetched_order`) they were read from: which URL tokens are common to the site.
+    /// The addresses the fetched pages link to: which URL tokens are common to the site.
     addresses: AddressStats,
+    /// Pages of `fetched_order` whose links [`Engine::read_addresses`] has read.
     addresses_read: usize,
     feedback: Vec<Feedback>,
     hittage: FxHashMap<String, f64>,
@@ -411,7 +410,6 @@ impl Engine {
             background_wanted: FxHashSet::default(),
             background: Vec::new(),
             background_links: Vec::new(),
-            background_read: 0,
             addresses: AddressStats::default(),
             addresses_read: 0,
             feedback: Vec::new(),
@@ -1195,26 +1193,7 @@ impl Engine {
         }
         sample_urls.sort_unstable();
         sample_urls.dedup();
-        for url in &self.background[self.background_read..] {
-            if let Some(page) = self.cache.get(url) {
-                self.background_links.extend(
-                    page.doc
-                        .links
-                        .iter()
-                        .map(|l| Features::of_address(&l.url, &self.analyzer)),
-                );
-            }
-        }
-        self.background_read = self.background.len();
-        for url in &self.fetched_order[self.addresses_read..] {
-            if let Some(page) = self.cache.get(url) {
-                for link in &page.doc.links {
-                    self.addresses.add(&link.url, &self.analyzer);
-                }
-            }
-        }
-        self.addresses_read = self.fetched_order.len();
-        self.stats.set_common_url_tokens(self.addresses.common());
+        self.read_addresses();
         let mut addresses: Vec<usize> = (0..self.params.sample_size)
             .filter(|_| !self.background_links.is_empty())
             .map(|_| self.rng.random_range(0..self.background_links.len()))
@@ -1308,6 +1287,27 @@ impl Engine {
             self.revote(&new_filters);
         }
         made
+    }
+
+    /// Reads the links of the pages fetched since the last call: every address counts in
+    /// [`Engine::addresses`] (and the URL tokens common to the site go to the statistics), and
+    /// a background page's addresses join the sample's population.
+    fn read_addresses(&mut self) {
+        for url in &self.fetched_order[self.addresses_read..] {
+            let Some(page) = self.cache.get(url) else {
+                continue;
+            };
+            let background = self.background.contains(url);
+            for link in &page.doc.links {
+                self.addresses.add(&link.url, &self.analyzer);
+                if background {
+                    let address = Features::of_address(&link.url, &self.analyzer);
+                    self.background_links.push(address);
+                }
+            }
+        }
+        self.addresses_read = self.fetched_order.len();
+        self.stats.set_common_url_tokens(self.addresses.common());
     }
 
     /// The Ferrets: while the frontier runs low, run fingerprints drawn at random.
