@@ -196,66 +196,21 @@ struct Centroid {
 }
 
 impl Centroid {
-    /// Adds an item's `vector`, calling `new_term` for each term the centroid did not hold.
-    fn add(&mut self, vector: &Vector, at: Millis, mut new_term: impl FnMut(u32)) {
+    /// Adds an item's `vector`, calling `added(term, weight, new)` with each term's weight
+    /// after it and whether the centroid held the term before.
+    fn add(&mut self, vector: &Vector, at: Millis, mut added: impl FnMut(u32, f32, bool)) {
         self.items += 1;
         for &(term, weight) in vector {
+            let mut new = false;
             let w = self.weights.entry(term).or_insert_with(|| {
-                new_term(term);
+                new = true;
                 0.0
             });
             self.norm2 += 2.0 * *w * weight + weight * weight;
             *w += weight;
+            added(term, *w, new);
         }
         self.updated = self.updated.max(at);
-    }
-
-    /// Cosine to `vector` (sorted by id: words first, then bigrams). A bigram is in a cluster
-    /// only with its two words, so when fewer than two words matched, the bigrams are not
-    /// looked up (most candidates share a single word).
-    fn cosine(&self, vector: &Vector) -> f32 {
-        if self.norm2 <= 0.0 {
-            return 0.0;
-        }
-        let mut dot = 0.0;
-        let mut words = 0;
-        for (term, weight) in vector {
-            if term & BIGRAM != 0 && words < 2 {
-                break;
-            }
-            if let Some(w) = self.weights.get(term) {
-                dot += w * weight;
-                words += 1;
-            }
-        }
-        dot / self.norm2.sqrt()
-    }
-}
-
-/// A query's words, heaviest first, then its bigrams, heaviest first, with the norm of the
-/// terms from each on: what a centroid not yet matched on them could still gain
-/// ([`Centroid::cosine_reaching`]).
-struct Ranked {
-    terms: Vec<(u32, f32)>,
-    rest: Vec<f32>,
-}
-
-impl Ranked {
-    fn new(vector: &Vector) -> Ranked {
-        let mut terms = vector.clone();
-        terms.sort_unstable_by(|a, b| {
-            (a.0 & BIGRAM)
-                .cmp(&(b.0 & BIGRAM))
-                .then(b.1.total_cmp(&a.1))
-                .then(a.0.cmp(&b.0))
-        });
-        let mut rest = vec![0.0; terms.len()];
-        let mut tail = 0.0f32;
-        for (i, &(_, weight)) in terms.iter().enumerate().rev() {
-            tail += weight * weight;
-            rest[i] = tail.sqrt();
-        }
-        Ranked { terms, rest }
     }
 }
 
@@ -265,46 +220,29 @@ fn better((cosine, id): (f32, u32), than: Option<(f32, u32)>) -> bool {
     than.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid))
 }
 
-/// Rounding room for the bound of [`Centroid::cosine_reaching`].
-const BOUND_SLACK: f32 = 1e-4;
-
-impl Centroid {
-    /// [`Centroid::cosine`], or `None` as soon as it provably stays under `floor`: the terms
-    /// not looked up yet can add at most their norm (Cauchy–Schwarz, the centroid's weights
-    /// on them being at most its norm).
-    fn cosine_reaching(&self, query: &Ranked, floor: f32) -> Option<f32> {
-        if self.norm2 <= 0.0 {
-            return Some(0.0);
-        }
-        let norm = self.norm2.sqrt();
-        let mut dot = 0.0;
-        let mut words = 0;
-        for (&(term, weight), &rest) in query.terms.iter().zip(&query.rest) {
-            if dot / norm + rest + BOUND_SLACK < floor {
-                return None;
-            }
-            if term & BIGRAM != 0 && words < 2 {
-                break;
-            }
-            if let Some(w) = self.weights.get(&term) {
-                dot += w * weight;
-                words += 1;
-            }
-        }
-        Some(dot / norm)
-    }
+/// A centroid in a term's postings, with its weight on the term.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    id: u32,
+    weight: f32,
 }
 
-/// A set of centroids with an inverted index from term to the centroids holding it.
+/// A set of centroids with an inverted index from word to the centroids holding it, each
+/// with its weight there (sorted by id).
 #[derive(Debug, Default)]
 struct Level {
     clusters: Vec<Centroid>,
-    index: FxHashMap<u32, Vec<u32>>,
+    index: FxHashMap<u32, Vec<Posting>>,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
     /// Per cluster, the last lookup that considered it.
     stamps: Vec<u32>,
     generation: u32,
+    /// Per cluster, the dot product of its words with the query of the last lookup and how
+    /// many words they share (valid where stamped).
+    sums: Vec<(f32, u32)>,
+    /// The clusters the last lookup found.
+    found: Vec<u32>,
     /// Per bigram (by id without [`BIGRAM`]), the live clusters holding it: the index's
     /// postings say the same of words.
     bigram_holders: Vec<u32>,
@@ -334,10 +272,10 @@ impl Level {
         self.generation = self.generation.wrapping_add(1);
         self.stamps.resize(self.clusters.len(), 0);
         for term in lookup {
-            let Some(ids) = self.index.get(term) else {
+            let Some(postings) = self.index.get(term) else {
                 continue;
             };
-            for &id in ids {
+            for &Posting { id, .. } in postings {
                 let stamp = &mut self.stamps[id as usize];
                 if *stamp == self.generation {
                     continue;
@@ -351,7 +289,64 @@ impl Level {
         }
     }
 
-    /// The closest cluster to `vector` among those sharing one of `lookup` terms (but
+    /// Calls `visit(id, cosine)` for every live cluster sharing one of `lookup` words, in the
+    /// order the words and their postings give, with its cosine to `vector` (sorted by id:
+    /// words, then bigrams).
+    ///
+    /// Term at a time: the postings carry each cluster's weight on the word, so the words'
+    /// dot products are summed along the postings of the item's words (a candidate's centroid
+    /// is read for its norm only). A bigram is in a cluster only with its two words, so the
+    /// bigrams are looked up in the centroids that matched two words or more (most candidates
+    /// share a single word).
+    fn score(&mut self, vector: &Vector, lookup: &[u32], mut visit: impl FnMut(u32, f32)) {
+        self.generation = self.generation.wrapping_add(1);
+        self.stamps.resize(self.clusters.len(), 0);
+        self.sums.resize(self.clusters.len(), (0.0, 0));
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        for term in lookup {
+            for posting in self.index.get(term).into_iter().flatten() {
+                let at = posting.id as usize;
+                if self.stamps[at] != self.generation {
+                    self.stamps[at] = self.generation;
+                    self.sums[at] = (0.0, 0);
+                    found.push(posting.id);
+                }
+            }
+        }
+        let words = vector.partition_point(|&(term, _)| term & BIGRAM == 0);
+        let (words, bigrams) = vector.split_at(words);
+        for &(term, weight) in words {
+            for posting in self.index.get(&term).into_iter().flatten() {
+                let at = posting.id as usize;
+                if self.stamps[at] == self.generation {
+                    let (dot, matched) = &mut self.sums[at];
+                    *dot += weight * posting.weight;
+                    *matched += 1;
+                }
+            }
+        }
+        for &id in &found {
+            let cluster = &self.clusters[id as usize];
+            debug_assert!(!cluster.retired, "retired clusters leave the postings");
+            if cluster.norm2 <= 0.0 {
+                visit(id, 0.0);
+                continue;
+            }
+            let (mut dot, matched) = self.sums[id as usize];
+            if matched >= 2 {
+                for (term, weight) in bigrams {
+                    if let Some(w) = cluster.weights.get(term) {
+                        dot += w * weight;
+                    }
+                }
+            }
+            visit(id, dot / cluster.norm2.sqrt());
+        }
+        self.found = found;
+    }
+
+    /// The closest cluster to `vector` among those sharing one of `lookup` words (but
     /// `except`), with its cosine. Ties go to the older cluster.
     fn best_scored(
         &mut self,
@@ -360,41 +355,20 @@ impl Level {
         except: Option<u32>,
     ) -> Option<(f32, u32)> {
         let mut best: Option<(f32, u32)> = None;
-        self.for_each_candidate(lookup, |id, cluster| {
-            if Some(id) == except {
-                return;
-            }
-            let scored = (cluster.cosine(vector), id);
-            if better(scored, best) {
-                best = Some(scored);
+        self.score(vector, lookup, |id, cosine| {
+            if Some(id) != except && better((cosine, id), best) {
+                best = Some((cosine, id));
             }
         });
         best
     }
 
-    /// [`Level::best_scored`] for a words-only `vector`, skipping every candidate that
-    /// provably stays under `floor` or under the best so far: the answer is the same whenever
-    /// the best reaches `floor`, and the caller needs no other.
-    fn best_reaching(&mut self, vector: &Vector, lookup: &[u32], floor: f32) -> Option<(f32, u32)> {
-        let query = Ranked::new(vector);
-        let mut best: Option<(f32, u32)> = None;
-        self.for_each_candidate(lookup, |id, cluster| {
-            let beat = best.map_or(floor, |(b, _)| b.max(floor));
-            if let Some(cosine) = cluster.cosine_reaching(&query, beat) {
-                if better((cosine, id), best) {
-                    best = Some((cosine, id));
-                }
-            }
-        });
-        best
-    }
-
-    /// The two closest clusters to `vector` among those sharing one of `lookup` terms, with
+    /// The two closest clusters to `vector` among those sharing one of `lookup` words, with
     /// their cosines, in the order of [`Level::best_scored`] (ties: the older first).
     fn best_two(&mut self, vector: &Vector, lookup: &[u32]) -> [Option<(f32, u32)>; 2] {
         let mut top = [None, None];
-        self.for_each_candidate(lookup, |id, cluster| {
-            let scored = (cluster.cosine(vector), id);
+        self.score(vector, lookup, |id, cosine| {
+            let scored = (cosine, id);
             if better(scored, top[0]) {
                 top = [Some(scored), top[0]];
             } else if better(scored, top[1]) {
@@ -416,10 +390,14 @@ impl Level {
 
     fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
         let (index, holders) = (&mut self.index, &mut self.bigram_holders);
-        self.clusters[id as usize].add(vector, at, |term| {
+        self.clusters[id as usize].add(vector, at, |term, weight, new| {
             if term & BIGRAM == 0 {
-                index.entry(term).or_default().push(id);
-            } else {
+                let postings = index.entry(term).or_default();
+                match postings.binary_search_by_key(&id, |posting| posting.id) {
+                    Ok(at) => postings[at].weight = weight,
+                    Err(at) => postings.insert(at, Posting { id, weight }),
+                }
+            } else if new {
                 let bigram = (term & !BIGRAM) as usize;
                 if bigram >= holders.len() {
                     holders.resize(bigram + 1, 0);
@@ -473,13 +451,11 @@ impl Level {
                 self.bigram_holders[(term & !BIGRAM) as usize] -= 1;
                 continue;
             }
-            if let Some(ids) = self.index.get_mut(term) {
-                // Once in each of its terms' postings, near the front when it is old (clusters
-                // retire oldest first).
-                if let Some(at) = ids.iter().position(|&other| other == id) {
-                    ids.remove(at);
+            if let Some(postings) = self.index.get_mut(term) {
+                if let Ok(at) = postings.binary_search_by_key(&id, |posting| posting.id) {
+                    postings.remove(at);
                 }
-                if ids.is_empty() {
+                if postings.is_empty() {
                     self.index.remove(term);
                 }
             }
@@ -809,7 +785,10 @@ impl Clusterer {
             Some(_) => threshold / 2.0,
             None => threshold,
         };
-        let (cosine, event) = self.events.best_reaching(vector, lookup, floor)?;
+        let (cosine, event) = self
+            .events
+            .best_scored(vector, lookup, None)
+            .filter(|&(cosine, _)| cosine >= floor)?;
         if cosine >= threshold {
             return Some(event);
         }
@@ -1155,6 +1134,80 @@ mod tests {
     }
 
     const HOUR: Millis = 3_600_000;
+
+    /// The cosine of `vector` to a centroid, straight from its weights: the words, and the
+    /// bigrams when two words or more matched.
+    fn cosine_of(centroid: &Centroid, vector: &Vector) -> f32 {
+        let mut dot = 0.0;
+        let mut words = 0;
+        for (term, weight) in vector {
+            if term & BIGRAM != 0 && words < 2 {
+                break;
+            }
+            if let Some(w) = centroid.weights.get(term) {
+                dot += w * weight;
+                words += 1;
+            }
+        }
+        dot / centroid.norm2.sqrt()
+    }
+
+    /// Scoring term at a time along the weighted postings gives every cluster sharing a
+    /// lookup word, once, with the cosine its centroid gives, however the clusters grew,
+    /// merged and retired.
+    #[test]
+    fn postings_score_the_clusters_as_their_centroids_do() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut level = Level::default();
+        let vector = |rng: &mut SmallRng| -> Vector {
+            let (words, bigrams) = (rng.random_range(1..8), rng.random_range(0..4));
+            let mut terms: Vec<u32> = (0..words).map(|_| rng.random_range(0..30)).collect();
+            terms.extend((0..bigrams).map(|_| BIGRAM | rng.random_range(0..10)));
+            terms.sort_unstable();
+            terms.dedup();
+            terms.into_iter().map(|term| (term, rng.random_range(0.1..1.0))).collect()
+        };
+        for step in 0..600 {
+            let at = step as Millis * 1_000;
+            let live: Vec<u32> = (0..level.clusters.len() as u32)
+                .filter(|&id| !level.clusters[id as usize].retired)
+                .collect();
+            match rng.random_range(0..10) {
+                0..=3 if !live.is_empty() => {
+                    let id = live[rng.random_range(0..live.len())];
+                    level.add(id, &vector(&mut rng), at);
+                }
+                4 if live.len() >= 2 => level.merge(live[0], live[live.len() - 1]),
+                5 => level.retire(at - 200_000, |_| {}),
+                _ => {
+                    level.create(&vector(&mut rng), at);
+                }
+            }
+            let query = vector(&mut rng);
+            let lookup: Vec<u32> = query
+                .iter()
+                .map(|&(term, _)| term)
+                .filter(|term| term & BIGRAM == 0)
+                .take(3)
+                .collect();
+            let mut scored = Vec::new();
+            level.score(&query, &lookup, |id, cosine| scored.push((id, cosine)));
+            scored.sort_by_key(|&(id, _)| id);
+            let expected: Vec<(u32, f32)> = level
+                .clusters
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.retired && lookup.iter().any(|t| c.weights.contains_key(t)))
+                .map(|(id, c)| (id as u32, cosine_of(c, &query)))
+                .collect();
+            assert_eq!(scored.len(), expected.len(), "step {step}");
+            for ((id, cosine), (want_id, want)) in scored.into_iter().zip(expected) {
+                assert_eq!(id, want_id, "step {step}");
+                assert!((cosine - want).abs() < 1e-5, "step {step}: {cosine} against {want}");
+            }
+        }
+    }
 
     /// Document frequencies count the window's items: once the items before have left it, an
     /// item is weighed as by a clusterer that never saw them, and the terms no live cluster
