@@ -1166,7 +1166,10 @@ mod tests {
             terms.extend((0..bigrams).map(|_| BIGRAM | rng.random_range(0..10)));
             terms.sort_unstable();
             terms.dedup();
-            terms.into_iter().map(|term| (term, rng.random_range(0.1..1.0))).collect()
+            terms
+                .into_iter()
+                .map(|term| (term, rng.random_range(0.1..1.0)))
+                .collect()
         };
         for step in 0..600 {
             let at = step as Millis * 1_000;
@@ -1204,7 +1207,10 @@ mod tests {
             assert_eq!(scored.len(), expected.len(), "step {step}");
             for ((id, cosine), (want_id, want)) in scored.into_iter().zip(expected) {
                 assert_eq!(id, want_id, "step {step}");
-                assert!((cosine - want).abs() < 1e-5, "step {step}: {cosine} against {want}");
+                assert!(
+                    (cosine - want).abs() < 1e-5,
+                    "step {step}: {cosine} against {want}"
+                );
             }
         }
     }

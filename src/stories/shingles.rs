@@ -138,26 +138,24 @@ impl LshIndex {
         if shingles.is_empty() {
             return Vec::new();
         }
-        let signature: Vec<u64> = self
-            .seeds
-            .iter()
-            .map(|&seed| {
-                // Shingles are FNV hashes already: one multiplication by the function's odd
-                // seed permutes them (a bijection on 64 bits), a different order per seed.
-                shingles
-                    .iter()
-                    .map(|&s| s.wrapping_mul(seed))
-                    .min()
-                    .unwrap_or(u64::MAX)
-            })
-            .collect();
-        signature
+        // Band by band, each row's minimum hashed straight into the band's key: the
+        // signature is never stored.
+        self.seeds
             .chunks(self.rows)
             .enumerate()
-            .map(|(band, rows)| {
+            .map(|(band, seeds)| {
                 // The band's number is part of the key: bands never share buckets.
-                rows.iter()
-                    .fold(splitmix(band as u64), |h, &r| splitmix(h ^ r))
+                seeds.iter().fold(splitmix(band as u64), |key, &seed| {
+                    // Shingles are FNV hashes already: one multiplication by the function's
+                    // odd seed permutes them (a bijection on 64 bits), a different order per
+                    // seed.
+                    let min = shingles
+                        .iter()
+                        .map(|&s| s.wrapping_mul(seed))
+                        .min()
+                        .unwrap_or(u64::MAX);
+                    splitmix(key ^ min)
+                })
             })
             .collect()
     }
