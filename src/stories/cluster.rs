@@ -618,6 +618,10 @@ pub struct Clusterer {
     counted_from: usize,
     /// Scratch for [`Clusterer::grow_young_story`].
     young_candidates: Vec<u32>,
+    /// Scratch for [`Clusterer::vector`]: an item's terms.
+    item_terms: Vec<u32>,
+    /// Scratch for [`Clusterer::lookup`].
+    ranked: Vector,
     /// Scratch for each item's words.
     words: Words,
     arrivals: u32,
@@ -647,6 +651,8 @@ impl Clusterer {
             counted: Vec::new(),
             counted_from: 0,
             young_candidates: Vec::new(),
+            item_terms: Vec::new(),
+            ranked: Vector::new(),
             words: Words::default(),
             arrivals: 0,
             duplicates: 0,
@@ -967,7 +973,8 @@ impl Clusterer {
     /// [`Clusterer::counted`], uncounted when the item leaves the window).
     fn vector(&mut self, ids: &[u32]) -> (Vector, u32) {
         // The terms, bigrams included, sorted: counting is a run over equal ids.
-        let mut terms: Vec<u32> = Vec::with_capacity(2 * ids.len());
+        let mut terms = std::mem::take(&mut self.item_terms);
+        terms.clear();
         let mut previous: Option<u32> = None;
         for &id in ids {
             terms.push(id);
@@ -986,7 +993,7 @@ impl Clusterer {
         }
         terms.sort_unstable();
         let mut counts: Vec<(u32, u32)> = Vec::with_capacity(terms.len());
-        for id in terms {
+        for &id in &terms {
             match counts.last_mut() {
                 Some((last, count)) if *last == id => *count += 1,
                 _ => counts.push((id, 1)),
@@ -1002,6 +1009,8 @@ impl Clusterer {
         let n = self.n as f32;
         let power = self.params.idf_power;
         // Sorted by id already.
+        self.item_terms = terms;
+        // Collected in place: the vector takes over the counts' allocation.
         let mut vector: Vector = counts
             .into_iter()
             .map(|(id, f)| {
@@ -1037,17 +1046,15 @@ impl Clusterer {
 
     /// The item's highest weighted words (not bigrams: a cluster sharing a bigram shares
     /// its words), for candidate lookup.
-    fn lookup(&self, vector: &Vector) -> Vec<u32> {
-        let mut terms: Vector = vector
-            .iter()
-            .copied()
-            .filter(|&(id, _)| id & BIGRAM == 0)
-            .collect();
+    fn lookup(&mut self, vector: &Vector) -> Vec<u32> {
+        let terms = &mut self.ranked;
+        terms.clear();
+        terms.extend(vector.iter().filter(|&&(id, _)| id & BIGRAM == 0));
         terms.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         terms
-            .into_iter()
+            .iter()
             .take(self.params.lookup_terms)
-            .map(|(id, _)| id)
+            .map(|&(id, _)| id)
             .collect()
     }
 
