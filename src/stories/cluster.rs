@@ -1169,7 +1169,10 @@ mod tests {
         let mut level = Level::default();
         let vector = |rng: &mut SmallRng| -> Vector {
             let (words, bigrams) = (rng.random_range(1..8), rng.random_range(0..4));
-            let mut terms: Vec<u32> = (0..words).map(|_| rng.random_range(0..30)).collect();
+            // Skewed to low ids: a few common words with long postings, many rare ones.
+            let mut terms: Vec<u32> = (0..words)
+                .map(|_| rng.random_range(0..30).min(rng.random_range(0..30)))
+                .collect();
             terms.extend((0..bigrams).map(|_| BIGRAM | rng.random_range(0..10)));
             terms.sort_unstable();
             terms.dedup();
@@ -1195,11 +1198,14 @@ mod tests {
                 }
             }
             let query = vector(&mut rng);
+            // The rarest words, as an item's heaviest: few candidates beside the common
+            // words' long postings.
             let lookup: Vec<u32> = query
                 .iter()
+                .rev()
                 .map(|&(term, _)| term)
                 .filter(|term| term & BIGRAM == 0)
-                .take(3)
+                .take(rng.random_range(1..4))
                 .collect();
             let mut scored = Vec::new();
             level.score(&query, &lookup, |id, cosine| scored.push((id, cosine)));
