@@ -301,3 +301,95 @@ fn a_report_piped_into_a_reader_that_stops_early_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.signal(), Some(13), "{:?} {stderr}", out.status);
 }
+
+/// `ferret cluster`: one line per item in date order, and with `--eval` the scores against
+/// the labels and the speed as the median of several timed runs; a file without labels
+/// is a clear error under `--eval`.
+#[test]
+fn cluster_files_a_labelled_stream_and_scores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let labelled = dir.path().join("labelled.jsonl");
+    // Unrelated headlines first: idf needs a few documents to tell shared words from
+    // common ones.
+    let headlines = [
+        ("c", "Central bank holds interest rates steady"),
+        ("d", "Oscar winners celebrate in Hollywood"),
+        ("e", "Oil prices climb on supply worries"),
+        ("f", "Snowstorm closes schools across the Midwest"),
+        ("a", "Apple unveils the new iPhone at its California event"),
+        ("a", "Apple unveils new iPhone at California event"),
+        ("b", "Malaysia Airlines flight missing over the sea"),
+        ("b", "Search for missing Malaysia Airlines flight widens"),
+    ];
+    let text: String = headlines
+        .iter()
+        .enumerate()
+        .map(|(i, (cluster, title))| {
+            let date = format!("2014-03-10T10:{i:02}:00Z");
+            let line = serde_json::json!({"id": (i + 1).to_string(), "date": date,
+                "title": title, "text": "", "cluster": cluster});
+            format!("{line}\n")
+        })
+        .collect();
+    std::fs::write(&labelled, text).unwrap();
+    let input = labelled.to_str().unwrap();
+
+    let out = ferret()
+        .args(["cluster", "--input", input])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let filed: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let ids: Vec<&str> = filed
+        .iter()
+        .map(|line| line["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5", "6", "7", "8"]);
+    assert_eq!(filed[4]["story"], filed[5]["story"]);
+    assert_eq!(filed[6]["story"], filed[7]["story"]);
+    assert_ne!(filed[4]["story"], filed[6]["story"]);
+
+    let out = ferret()
+        .args(["cluster", "--input", input, "--eval", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["items"], 8);
+    assert!(report["scores"]["bcubed"]["precision"].as_f64().unwrap() > 0.99);
+    // A file this short is timed over several runs.
+    assert!(report["timed_runs"].as_u64().unwrap() > 1, "{report}");
+    assert!(
+        report["docs_per_second"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+
+    let unlabelled = dir.path().join("unlabelled.jsonl");
+    std::fs::write(
+        &unlabelled,
+        "{\"id\":\"1\",\"date\":\"2014-03-10T10:00:00Z\",\"title\":\"A headline\",\"text\":\"\"}\n",
+    )
+    .unwrap();
+    let out = ferret()
+        .args(["cluster", "--eval", "--input", unlabelled.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--eval needs items with a `cluster` label"),
+        "{stderr}"
+    );
+}
