@@ -265,27 +265,32 @@ impl Level {
             .map(|(_, id)| id)
     }
 
-    /// Calls `visit` once for every live cluster sharing one of `lookup` terms, in the order
-    /// the terms and their postings give (each stamped with this lookup's generation: no
-    /// sort, no set).
-    fn for_each_candidate(&mut self, lookup: &[u32], mut visit: impl FnMut(u32, &Centroid)) {
+    /// Gathers into `found` every cluster sharing one of `lookup` words, once, in the order the
+    /// words and their postings give (each stamped with this lookup's generation: no sort, no
+    /// set), its `sums` zeroed. Retired clusters have left the postings.
+    fn gather(&mut self, lookup: &[u32]) {
         self.generation = self.generation.wrapping_add(1);
         self.stamps.resize(self.clusters.len(), 0);
+        self.sums.resize(self.clusters.len(), (0.0, 0));
+        self.found.clear();
         for term in lookup {
-            let Some(postings) = self.index.get(term) else {
-                continue;
-            };
-            for &Posting { id, .. } in postings {
-                let stamp = &mut self.stamps[id as usize];
-                if *stamp == self.generation {
-                    continue;
-                }
-                *stamp = self.generation;
-                let cluster = &self.clusters[id as usize];
-                if !cluster.retired {
-                    visit(id, cluster);
+            for posting in self.index.get(term).into_iter().flatten() {
+                let at = posting.id as usize;
+                if self.stamps[at] != self.generation {
+                    self.stamps[at] = self.generation;
+                    self.sums[at] = (0.0, 0);
+                    self.found.push(posting.id);
                 }
             }
+        }
+    }
+
+    /// Calls `visit` once for every live cluster sharing one of `lookup` words, in the order
+    /// of [`Level::gather`].
+    fn for_each_candidate(&mut self, lookup: &[u32], mut visit: impl FnMut(u32, &Centroid)) {
+        self.gather(lookup);
+        for &id in &self.found {
+            visit(id, &self.clusters[id as usize]);
         }
     }
 
@@ -299,21 +304,7 @@ impl Level {
     /// bigrams are looked up in the centroids that matched two words or more (most candidates
     /// share a single word).
     fn score(&mut self, vector: &Vector, lookup: &[u32], mut visit: impl FnMut(u32, f32)) {
-        self.generation = self.generation.wrapping_add(1);
-        self.stamps.resize(self.clusters.len(), 0);
-        self.sums.resize(self.clusters.len(), (0.0, 0));
-        let mut found = std::mem::take(&mut self.found);
-        found.clear();
-        for term in lookup {
-            for posting in self.index.get(term).into_iter().flatten() {
-                let at = posting.id as usize;
-                if self.stamps[at] != self.generation {
-                    self.stamps[at] = self.generation;
-                    self.sums[at] = (0.0, 0);
-                    found.push(posting.id);
-                }
-            }
-        }
+        self.gather(lookup);
         let words = vector.partition_point(|&(term, _)| term & BIGRAM == 0);
         let (words, bigrams) = vector.split_at(words);
         for &(term, weight) in words {
@@ -326,7 +317,7 @@ impl Level {
                 }
             }
         }
-        for &id in &found {
+        for &id in &self.found {
             let cluster = &self.clusters[id as usize];
             debug_assert!(!cluster.retired, "retired clusters leave the postings");
             if cluster.norm2 <= 0.0 {
@@ -343,7 +334,6 @@ impl Level {
             }
             visit(id, dot / cluster.norm2.sqrt());
         }
-        self.found = found;
     }
 
     /// The closest cluster to `vector` among those sharing one of `lookup` words (but
