@@ -17,9 +17,10 @@
 //! L2-normalised.
 //!
 //! **Events.** An event's centroid is the sum of its items' vectors. A new item joins the event
-//! with the highest cosine to it, found among the events that share one of its terms (an
-//! inverted index from term to events, so the cost does not grow with the number of events),
-//! if that cosine reaches `event_threshold`; otherwise it starts an event.
+//! with the highest cosine to it, found among the events that share one of its heaviest words
+//! (an inverted index from word to events, so the cost does not grow with the number of
+//! events; its postings carry each event's weight on the word, so the cosines are summed
+//! term at a time), if that cosine reaches `event_threshold`; otherwise it starts an event.
 //!
 //! **Stories.** A story's centroid is the sum of its items' vectors. A new event joins the
 //! story with the highest cosine to its first item, if it reaches `story_threshold` (lower than
