@@ -101,7 +101,7 @@ pub struct ClusterParams {
     /// Adjacent pairs of stems count as terms too.
     pub bigrams: bool,
     /// An English stem of a people or language ("russian", "chines") becomes the stem of its
-    /// place ("russia", "china") when that is already a term ([`demonym_bases`]).
+    /// place ("russia", "china") when that is already a term (see `demonym_bases`).
     pub demonyms: bool,
     /// Exponent of the idf in the weights (1: plain tf·idf).
     pub idf_power: f32,
