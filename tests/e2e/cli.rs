@@ -105,15 +105,23 @@ fn fixture(name: &str) -> String {
     )
 }
 
-/// `ferret parse ARGS…`, which must succeed, as JSON.
-fn parsed(args: &[&str]) -> serde_json::Value {
-    let out = ferret().arg("parse").args(args).output().unwrap();
+/// The standard output of `ferret ARGS…`, which must succeed.
+fn stdout_of(args: &[&str]) -> Vec<u8> {
+    let out = ferret().args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+/// `ferret parse ARGS…`, which must succeed, as JSON.
+fn parsed(args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = std::iter::once("parse")
+        .chain(args.iter().copied())
+        .collect();
+    serde_json::from_slice(&stdout_of(&args)).unwrap()
 }
 
 #[test]
@@ -334,20 +342,12 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     std::fs::write(&labelled, text).unwrap();
     let input = labelled.to_str().unwrap();
 
-    let out = ferret()
-        .args(["cluster", "--input", input])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let filed: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let filed: Vec<serde_json::Value> =
+        String::from_utf8(stdout_of(&["cluster", "--input", input]))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
     let ids: Vec<&str> = filed
         .iter()
         .map(|line| line["id"].as_str().unwrap())
@@ -357,16 +357,10 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     assert_eq!(filed[6]["story"], filed[7]["story"]);
     assert_ne!(filed[4]["story"], filed[6]["story"]);
 
-    let out = ferret()
-        .args(["cluster", "--input", input, "--eval", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&stdout_of(&[
+        "cluster", "--input", input, "--eval", "--json",
+    ]))
+    .unwrap();
     assert_eq!(report["items"], 8);
     assert!(report["scores"]["bcubed"]["precision"].as_f64().unwrap() > 0.99);
     // A file this short is timed over several runs.
