@@ -1194,10 +1194,13 @@ impl Engine {
         sample_urls.sort_unstable();
         sample_urls.dedup();
         self.read_addresses();
-        let mut addresses: Vec<usize> = (0..self.params.sample_size)
-            .filter(|_| !self.background_links.is_empty())
-            .map(|_| self.rng.random_range(0..self.background_links.len()))
-            .collect();
+        let mut addresses: Vec<usize> = if self.background_links.is_empty() {
+            Vec::new()
+        } else {
+            (0..self.params.sample_size)
+                .map(|_| self.rng.random_range(0..self.background_links.len()))
+                .collect()
+        };
         addresses.sort_unstable();
         addresses.dedup();
         let mapped: Vec<String> = {

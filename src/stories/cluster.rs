@@ -286,15 +286,6 @@ impl Level {
         }
     }
 
-    /// Calls `visit` once for every live cluster sharing one of `lookup` words, in the order
-    /// of [`Level::gather`].
-    fn for_each_candidate(&mut self, lookup: &[u32], mut visit: impl FnMut(u32, &Centroid)) {
-        self.gather(lookup);
-        for &id in &self.found {
-            visit(id, &self.clusters[id as usize]);
-        }
-    }
-
     /// Calls `visit(id, cosine)` for every live cluster sharing one of `lookup` words, in the
     /// order the words and their postings give, with its cosine to `vector` (sorted by id:
     /// words, then bigrams).
@@ -866,16 +857,17 @@ impl Clusterer {
         let story_is_young = items <= young;
         let mut candidates = std::mem::take(&mut self.young_candidates);
         candidates.clear();
-        self.stories.for_each_candidate(lookup, |id, cluster| {
-            let wanted = if story_is_young {
-                cluster.items >= big
-            } else {
-                cluster.items <= young
-            };
-            if id != story && wanted {
-                candidates.push(id);
-            }
-        });
+        let stories = &mut self.stories;
+        stories.gather(lookup);
+        candidates.extend(stories.found.iter().copied().filter(|&id| {
+            let items = stories.clusters[id as usize].items;
+            id != story
+                && if story_is_young {
+                    items >= big
+                } else {
+                    items <= young
+                }
+        }));
         let threshold = self.params.young_threshold;
         let mut into = story;
         if story_is_young {
