@@ -48,6 +48,10 @@ pub struct DiscoverBenchArgs {
     /// Requests at once (over HTTP).
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
+    /// With `--dir`: the least time between two requests to one host on the virtual clock,
+    /// as a polite crawl of the web waits (each fetch takes 1 ms).
+    #[arg(long, default_value_t = 0, requires = "dir")]
+    pub per_host_interval_ms: u64,
 }
 
 /// One crawl's fetch order, what it accepted, and how fast it went.
@@ -148,13 +152,15 @@ fn read_likes(path: &PathBuf, base: &Url) -> anyhow::Result<Vec<Url>> {
         .collect()
 }
 
-/// The discovery loop over a directory, on a virtual clock (1 ms a fetch).
+/// The discovery loop over a directory, on a virtual clock (1 ms a fetch, and the waits for a
+/// host's turn).
 fn focused(
     args: &DiscoverBenchArgs,
     dir: &std::path::Path,
     likes: &[Url],
 ) -> anyhow::Result<Crawl> {
-    let params = local_params(args);
+    let mut params = local_params(args);
+    params.frontier.min_interval_ms = args.per_host_interval_ms;
     let mut engine = Engine::new(params);
     for like in likes {
         engine.feedback(Feedback::new(like.as_str(), FeedbackKind::Like, None, 0)?);
@@ -165,7 +171,12 @@ fn focused(
     let mut accepted = Vec::new();
     while (fetched.len() as u64) < args.budget {
         let Some(order) = engine.poll_fetch(now) else {
-            break;
+            // Waiting for the host's turn, or done.
+            match engine.poll_timeout() {
+                Some(at) => now = at.max(now + 1),
+                None => break,
+            }
+            continue;
         };
         now += 1;
         match order {

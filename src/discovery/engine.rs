@@ -613,29 +613,48 @@ impl Engine {
     pub fn poll_fetch(&mut self, now_ms: i64) -> Option<FetchOrder> {
         self.judge_unvisited(now_ms);
         self.run_ferrets(now_ms);
-        if let Some(order) = self.frontier.poll(ms(now_ms)) {
-            return Some(order);
+        if let Some(next) = self.next_order(now_ms) {
+            return next;
         }
-        // Nothing to fetch now, and no answer on its way: rebuild on what came since the
-        // last rebuild (or, in the map's stead, on the pages nearest to it) until something
-        // can be fetched.
+        // Nothing to fetch now or soon, and no answer on its way: rebuild on what came since
+        // the last rebuild (or, in the map's stead, on the pages nearest to it) until
+        // something can be fetched.
         for _ in 0..IDLE_REBUILDS {
             if self.frontier.stats().in_flight > 0 || self.rebuild(now_ms, true) == 0 {
                 break;
             }
             self.run_ferrets(now_ms);
-            if let Some(order) = self.frontier.poll(ms(now_ms)) {
-                return Some(order);
+            if let Some(next) = self.next_order(now_ms) {
+                return next;
             }
         }
         // The fingerprints have nothing left to give: rather than stop, fetch the links of
         // the kept page nearest to a lighthouse (best first), one page at a time.
         while self.frontier.stats().in_flight == 0 && self.broaden(now_ms) {
-            if let Some(order) = self.frontier.poll(ms(now_ms)) {
-                return Some(order);
+            if let Some(next) = self.next_order(now_ms) {
+                return next;
             }
         }
         None
+    }
+
+    /// What the frontier has queued: `Some(Some(order))` to fetch now, `Some(None)` when the
+    /// queued pages wait for their host's turn (politeness, a crawl delay), `None` when
+    /// nothing is queued but what waits longer (a host being retried).
+    ///
+    /// A wait for a host's turn is not idle time: rebuilding and broadening then would queue
+    /// the neighbourhood ahead of what the fingerprints ask for, and a polite crawl of one
+    /// site would do nothing else.
+    fn next_order(&mut self, now_ms: i64) -> Option<Option<FetchOrder>> {
+        if let Some(order) = self.frontier.poll(ms(now_ms)) {
+            return Some(Some(order));
+        }
+        let config = &self.params.frontier;
+        let turn = config.min_interval_ms.max(config.max_crawl_delay_ms);
+        self.frontier
+            .poll_timeout()
+            .is_some_and(|at| at <= ms(now_ms).saturating_add(turn))
+            .then_some(None)
     }
 
     /// When [`Engine::poll_fetch`] may have something again, if it has nothing now.
@@ -1644,6 +1663,101 @@ mod tests {
 
     fn cache(engine: &mut Engine, path: &str, topic: &str, n: usize) -> Features {
         cache_linking(engine, path, topic, n, &[])
+    }
+
+    /// A site of two topics: `ferrets/N.html` link to their neighbours, five on, and the
+    /// garden page of the same number; `garden/N.html` to their neighbours and three on; both
+    /// to the index, which links to every page.
+    fn two_topic_site(url: &url::Url) -> String {
+        let (topic, n) = match url.path().trim_start_matches('/').split_once('/') {
+            Some((folder, file)) => {
+                let n: i64 = file.trim_end_matches(".html").parse().unwrap_or(0);
+                (folder.trim_end_matches('s').to_string(), n)
+            }
+            None => ("index".to_string(), 0),
+        };
+        let link = |path: String| format!("<a href=\"/{path}\">{path}</a> ");
+        let links: String = match topic.as_str() {
+            "index" => (0..30)
+                .flat_map(|n| [format!("ferrets/{n}.html"), format!("gardens/{n}.html")])
+                .map(link)
+                .collect(),
+            "ferret" => [n - 1, n + 1, n + 5]
+                .into_iter()
+                .filter(|m| (0..30).contains(m))
+                .map(|m| link(format!("ferrets/{m}.html")))
+                .chain([link(format!("gardens/{n}.html")), link("index.html".into())])
+                .collect(),
+            _ => [n - 1, n + 1, n + 3]
+                .into_iter()
+                .filter(|m| (0..30).contains(m))
+                .map(|m| link(format!("gardens/{m}.html")))
+                .chain([link("index.html".into())])
+                .collect(),
+        };
+        let words = match topic.as_str() {
+            "ferret" => "ferret burrow polecat musteline kit hob jill",
+            "garden" => "garden rose compost seedling trowel hedge",
+            _ => "contents index",
+        };
+        format!(
+            "<html><head><title>{topic} {n}</title></head><body><p>{}</p>{links}</body></html>",
+            format!("{words} {n} ").repeat(6)
+        )
+    }
+
+    /// Crawls [`two_topic_site`] from two liked ferret pages on a virtual clock, each fetch
+    /// answered at once, waiting when the loop has nothing now: the pages in fetch order.
+    fn crawl_two_topic_site(min_interval_ms: u64, budget: usize) -> (Vec<String>, EngineCounts) {
+        let mut engine = Engine::new(EngineParams {
+            frontier: FrontierConfig {
+                min_interval_ms,
+                max_in_flight_per_host: 1,
+                ..FrontierConfig::default()
+            },
+            ..EngineParams::default()
+        });
+        for like in ["ferrets/1.html", "ferrets/2.html"] {
+            let like = format!("http://site.test/{like}");
+            engine.feedback(Feedback::new(&like, FeedbackKind::Like, None, 0).unwrap());
+        }
+        let mut now = 1;
+        let mut fetched = Vec::new();
+        while fetched.len() < budget {
+            match engine.poll_fetch(now) {
+                Some(FetchOrder::Robots { host, .. }) => engine.handle_robots(
+                    &host,
+                    super::super::robots::RobotsOutcome::Unavailable,
+                    now,
+                ),
+                Some(FetchOrder::Page { url, .. }) => {
+                    let body = two_topic_site(&url);
+                    engine.handle_page(parse_page(&url, body.as_bytes(), Some("text/html")), now);
+                    fetched.push(url.path().to_string());
+                }
+                None => match engine.poll_timeout() {
+                    Some(at) => now = now.max(at),
+                    None => break,
+                },
+            }
+            engine.settle_votes(now);
+            now += 1;
+        }
+        (fetched, engine.counts())
+    }
+
+    /// Politeness slows the loop down and changes nothing else: with a second between two
+    /// requests to the site, it fetches the same pages in the same order as without, and its
+    /// fingerprints, runs, approvals and acceptances are the same. (It used to take a host's wait for its turn as "nothing left to fetch",
+    /// and broadened instead: a polite crawl of one site ran no fingerprint.)
+    #[test]
+    fn a_polite_crawl_fetches_what_an_impolite_one_does() {
+        let (eager, eager_counts) = crawl_two_topic_site(0, 40);
+        let (polite, counts) = crawl_two_topic_site(1_000, 40);
+        assert_eq!(eager.len(), 40);
+        assert_eq!(polite, eager);
+        assert_eq!(counts, eager_counts);
+        assert!(counts.runs > 0 && counts.accepted > 0, "{counts:?}");
     }
 
     /// A page no fingerprint has run from counts the cached pages it links to that no
