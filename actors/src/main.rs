@@ -282,8 +282,13 @@ fn load_settings(path: &Path) -> anyhow::Result<Settings> {
 /// Reads and parses the config; the outer error is an unreadable file, the inner one the
 /// config's problems.
 fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ferret::config::ConfigError>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the config file {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read the config file {} (name one with --config or FERRET_CONFIG; the \
+             repository's config.toml is a commented example)",
+            path.display()
+        )
+    })?;
     let base_dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
     Ok(Settings::from_toml(
         &text,

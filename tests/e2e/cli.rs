@@ -50,6 +50,7 @@ fn a_missing_config_is_a_clear_error() {
         stderr.contains("cannot read the config file /nonexistent/ferret.toml"),
         "{stderr}"
     );
+    assert!(stderr.contains("--config or FERRET_CONFIG"), "{stderr}");
 }
 
 #[test]
