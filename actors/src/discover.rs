@@ -176,14 +176,64 @@ pub fn run(settings: &Settings, args: &DiscoverArgs) -> anyhow::Result<()> {
         args.budget,
         crawl.concurrency,
         store,
+        true,
     )?;
     store.save_discovery_state(&discovery_state(&engine), unix_millis())?;
     print(args, &report)
 }
 
+/// How often a batch run says how far it got: a polite crawl of one site fetches a page a
+/// second, so a run of a few hundred pages takes minutes.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// A batch run's progress: a line for stderr every `every`.
+struct Progress {
+    budget: u64,
+    every: Duration,
+    started: Instant,
+    said: Instant,
+    fetched: u64,
+    /// The pages accepted into the map, the likes included: the rows of the final table.
+    accepted: u64,
+}
+
+impl Progress {
+    fn new(budget: u64, every: Duration) -> Progress {
+        Progress {
+            budget,
+            every,
+            started: Instant::now(),
+            said: Instant::now(),
+            fetched: 0,
+            accepted: 0,
+        }
+    }
+
+    /// Counts the event; the line to say, when it is time.
+    fn see(&mut self, event: &DiscoveryEvent) -> Option<String> {
+        match event {
+            DiscoveryEvent::Fetched { features, .. } => {
+                self.fetched += u64::from(features.is_some())
+            }
+            DiscoveryEvent::Accepted(_) => self.accepted += 1,
+            _ => {}
+        }
+        if self.said.elapsed() < self.every {
+            return None;
+        }
+        self.said = Instant::now();
+        let rate = self.fetched as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        Some(format!(
+            "{} of {} fetched ({rate:.1} pages/s), {} accepted so far (likes included)",
+            self.fetched, self.budget, self.accepted
+        ))
+    }
+}
+
 /// [`drive`] for a batch run, its events written to `store` by a [`MapWriter`], the votes
 /// taken here: the run is over when its last page is stored (its seconds and pages/s count
-/// the writer's tail), and the store comes back with the report.
+/// the writer's tail), and the store comes back with the report. With `progress`, a line on
+/// stderr every ten seconds says how far the run got.
 pub fn crawl_to_store(
     runtime: &tokio::runtime::Runtime,
     engine: &mut Engine,
@@ -191,16 +241,23 @@ pub fn crawl_to_store(
     budget: u64,
     concurrency: usize,
     store: Store,
+    progress: bool,
 ) -> anyhow::Result<(RunReport, Store)> {
     let started = Instant::now();
     let mut writer = MapWriter::spawn(store);
+    let mut progress = progress.then(|| Progress::new(budget, PROGRESS_EVERY));
     let report = runtime.block_on(drive(
         engine,
         |order| spawn_fetch(fetcher, order),
         Done::vote_here,
         budget,
         concurrency,
-        |event| writer.record(event),
+        |event| {
+            if let Some(line) = progress.as_mut().and_then(|p| p.see(&event)) {
+                eprintln!("{line}");
+            }
+            writer.record(event)
+        },
     ));
     // What the loop sent is written before anything else is said, even after a failure.
     let store = writer.finish()?;
@@ -623,6 +680,43 @@ fn print(args: &DiscoverArgs, report: &RunReport) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The progress line counts pages fetched (not failed fetches) and pages accepted, and
+    /// says nothing until its interval has passed.
+    #[test]
+    fn progress_counts_the_pages_fetched_and_accepted() {
+        let fetched = |url: &str, ok: bool| DiscoveryEvent::Fetched {
+            url: url.into(),
+            title: String::new(),
+            at_ms: 1,
+            features: ok.then(Box::default),
+            links: Vec::new(),
+        };
+        let mut quiet = Progress::new(5, Duration::from_secs(3600));
+        assert_eq!(quiet.see(&fetched("http://h/a", true)), None);
+        let mut progress = Progress::new(5, Duration::ZERO);
+        progress.see(&fetched("http://h/a", true));
+        progress.see(&fetched("http://h/b", false));
+        let accepted = DiscoveryEvent::Accepted(Box::new(AcceptedPage {
+            url: "http://h/a".into(),
+            canonical: None,
+            title: "A".into(),
+            language: None,
+            size: 1,
+            fetched_at_ms: 1,
+            features: Features::default(),
+            links: Vec::new(),
+            filter: Some(1),
+            fingerprint: None,
+            score: 1.0,
+        }));
+        let line = progress.see(&accepted).expect("a line");
+        assert!(line.starts_with("1 of 5 fetched ("), "{line}");
+        assert!(
+            line.ends_with(", 1 accepted so far (likes included)"),
+            "{line}"
+        );
+    }
 
     /// Events written by the writer thread land as the loop sent them: a page fetched, then
     /// approved, then accepted is one stored page with its links, approved and accepted,

@@ -293,6 +293,7 @@ fn over_http(args: &DiscoverBenchArgs, likes: &[Url]) -> anyhow::Result<(Crawl, 
         args.budget,
         args.concurrency,
         store,
+        false,
     )?;
     let ferret = Crawl {
         fetched: report.fetched,
