@@ -18,7 +18,7 @@ pub fn view_from_feed(
     total_element: Option<(&str, &str)>,
 ) -> (PageView, usize) {
     let total = total_element
-        .and_then(|(prefix, name)| feed.extensions.first(prefix, name))
+        .and_then(|(prefix, name)| channel_element(feed, prefix, name))
         .and_then(|text| text.trim().parse::<u64>().ok());
     let mut skipped = 0;
     let items = feed
@@ -38,6 +38,19 @@ pub fn view_from_feed(
         })
         .collect();
     (PageView { page, total, items }, skipped)
+}
+
+/// The channel's `prefix:name` element; else, when the document binds its namespace to
+/// another prefix (`nl:total_count`), the only channel element of that local name under any
+/// prefix. Two or more of them would be a guess, so none is taken.
+fn channel_element<'f>(feed: &'f Feed, prefix: &str, name: &str) -> Option<&'f str> {
+    feed.extensions.first(prefix, name).or_else(|| {
+        let mut named = feed.extensions.iter().filter(|e| &*e.name == name);
+        match (named.next(), named.next()) {
+            (Some(only), None) => only.values.first(),
+            _ => None,
+        }
+    })
 }
 
 /// One event as users read it, in the events file, on stdout and from `GET /api/events`.
@@ -84,4 +97,45 @@ pub fn rfc3339(at: Millis) -> String {
     DateTime::<Utc>::from_timestamp_millis(at)
         .map(|time| time.to_rfc3339_opts(SecondsFormat::Millis, true))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feed::{parse, ParseOptions};
+
+    fn page_with(channel: &str) -> PageView {
+        let xml = format!(
+            r#"<rss version="2.0" xmlns:nicolive="http://live.nicovideo.jp/" xmlns:nl="http://live.nicovideo.jp/" xmlns:x="urn:x">
+<channel><title>t</title>{channel}
+<item><title>a</title><guid>lv1</guid><pubDate>Fri, 20 Nov 2009 21:30:00 +0900</pubDate></item>
+</channel></rss>"#
+        );
+        let feed = parse(xml.as_bytes(), &ParseOptions::default()).unwrap();
+        view_from_feed(1, &feed, Some(("nicolive", "total_count"))).0
+    }
+
+    /// The total is read under the configured prefix, or under another one the document
+    /// chose, but not when two prefixes offer one.
+    #[test]
+    fn the_total_is_found_under_the_prefix_the_listing_uses() {
+        let total = |channel: &str| page_with(channel).total;
+        assert_eq!(
+            total("<nicolive:total_count>42</nicolive:total_count>"),
+            Some(42)
+        );
+        assert_eq!(total("<nl:total_count> 42 </nl:total_count>"), Some(42));
+        assert_eq!(
+            total(
+                "<nicolive:total_count>42</nicolive:total_count><x:total_count>7</x:total_count>"
+            ),
+            Some(42)
+        );
+        assert_eq!(
+            total("<nl:total_count>42</nl:total_count><x:total_count>7</x:total_count>"),
+            None
+        );
+        assert_eq!(total("<nl:count>42</nl:count>"), None);
+        assert_eq!(page_with("").items.len(), 1);
+    }
 }
