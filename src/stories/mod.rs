@@ -27,27 +27,58 @@ pub use cluster::{Assignment, ClusterParams, Clusterer, Footprint};
 /// One item of a stream: `{"id","date","title","text"[,"cluster"]}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct StreamItem {
-    /// The item's id.
+    /// The item's id (a JSON number is taken as its decimal text).
+    #[serde(deserialize_with = "text_or_number")]
     pub id: String,
-    /// Publication time, RFC 3339.
+    /// Publication time: RFC 3339, or any form a feed date takes (the standard benchmark's
+    /// raw `YYYY-MM-DD HH:MM:SS`, read as UTC; RFC 822).
     pub date: String,
     /// The title.
     pub title: String,
-    /// The body, possibly HTML, possibly empty.
-    #[serde(default)]
+    /// The body, possibly HTML, possibly empty (or `null`, or left out).
+    #[serde(default, deserialize_with = "text_or_null")]
     pub text: String,
-    /// The gold story label, in evaluation data.
-    #[serde(default)]
+    /// The gold story label, in evaluation data (a JSON number is taken as its decimal text).
+    #[serde(default, deserialize_with = "label")]
     pub cluster: Option<String>,
 }
 
 impl StreamItem {
-    /// The date in milliseconds since the Unix epoch, if it reads as RFC 3339.
+    /// The date in milliseconds since the Unix epoch, if it reads as a date.
     pub fn millis(&self) -> Option<i64> {
-        chrono::DateTime::parse_from_rfc3339(&self.date)
-            .ok()
-            .map(|date| date.timestamp_millis())
+        crate::feed::parse_date(&self.date).map(|date| date.timestamp_millis())
     }
+}
+
+/// A string, or a number written as text.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TextOrNumber {
+    Text(String),
+    Integer(i64),
+    Number(f64),
+}
+
+impl From<TextOrNumber> for String {
+    fn from(value: TextOrNumber) -> String {
+        match value {
+            TextOrNumber::Text(text) => text,
+            TextOrNumber::Integer(n) => n.to_string(),
+            TextOrNumber::Number(x) => x.to_string(),
+        }
+    }
+}
+
+fn text_or_number<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::Error> {
+    TextOrNumber::deserialize(de).map(String::from)
+}
+
+fn text_or_null<'de, D: serde::Deserializer<'de>>(de: D) -> Result<String, D::Error> {
+    Option::<String>::deserialize(de).map(Option::unwrap_or_default)
+}
+
+fn label<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D::Error> {
+    Option::<TextOrNumber>::deserialize(de).map(|label| label.map(String::from))
 }
 
 /// Reads JSON lines of [`StreamItem`]s. Blank lines are skipped; a bad line or date is an
@@ -62,7 +93,7 @@ pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
             serde_json::from_str(line).map_err(|err| format!("line {}: {err}", i + 1))?;
         if item.millis().is_none() {
             return Err(format!(
-                "line {}: date {:?} is not RFC 3339",
+                "line {}: date {:?} is not a date (RFC 3339, `YYYY-MM-DD HH:MM:SS` as UTC, or RFC 822)",
                 i + 1,
                 item.date
             ));
@@ -70,4 +101,41 @@ pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
         items.push(item);
     }
     Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped files' form, and the forms other labelled streams take: the standard
+    /// benchmark's raw dates without a zone (UTC), numeric ids and labels, a null or missing
+    /// text. A line that is not an item, or a date that is not one, names its line.
+    #[test]
+    fn stream_items_read_in_the_forms_labelled_streams_take() {
+        let items = read_items(concat!(
+            r#"{"id":"3150","date":"2014-03-11T10:48:46.379Z","title":"A","text":"","cluster":"s1"}"#,
+            "\n\n",
+            r#"{"id":3151,"date":"2014-03-11 10:48:47","title":"B","text":null,"cluster":7}"#,
+            "\n",
+            r#"{"id":"3152","date":"Tue, 11 Mar 2014 11:48:48 +0100","title":"C"}"#,
+        ))
+        .unwrap();
+        let ids: Vec<&str> = items.iter().map(|item| item.id.as_str()).collect();
+        assert_eq!(ids, ["3150", "3151", "3152"]);
+        let millis: Vec<i64> = items.iter().map(|item| item.millis().unwrap()).collect();
+        assert_eq!(
+            millis,
+            [1_394_534_926_379, 1_394_534_927_000, 1_394_534_928_000]
+        );
+        assert_eq!(items[1].text, "");
+        assert_eq!(items[1].cluster.as_deref(), Some("7"));
+        assert_eq!(items[2].cluster, None);
+
+        let bad_date = read_items("{\"id\":\"1\",\"date\":\"soon\",\"title\":\"A\"}\n");
+        assert!(bad_date.unwrap_err().starts_with("line 1: date \"soon\""));
+        let no_title = read_items("\n{\"id\":\"1\",\"date\":\"2014-03-11\"}");
+        assert!(no_title
+            .unwrap_err()
+            .starts_with("line 2: missing field `title`"));
+    }
 }
