@@ -11,8 +11,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context as _;
-use ferret::stories::{read_items, ClusterParams, Clusterer, StreamItem};
+use ferret::stories::{ClusterParams, Clusterer, StreamItem};
 
 /// Options of `ferret bench cluster`.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,10 +42,7 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         args.step > 0 && args.items >= args.step,
         "need --items ≥ --step ≥ 1"
     );
-    let text = std::fs::read_to_string(&args.input)
-        .with_context(|| format!("cannot read {}", args.input.display()))?;
-    let mut items =
-        read_items(&text).map_err(|err| anyhow::anyhow!("{}: {err}", args.input.display()))?;
+    let mut items = crate::cluster_cmd::read_stream(&args.input)?;
     anyhow::ensure!(!items.is_empty(), "{} holds no items", args.input.display());
     items.sort_by_key(|item| item.millis().unwrap_or(0));
     let stream = replay(&items, args.items, ClusterParams::default().window);

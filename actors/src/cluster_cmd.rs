@@ -1,7 +1,7 @@
 //! `ferret cluster`: clusters a labelled JSON-lines stream and prints where each item went, or
 //! how well the stories match the labels.
 
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -73,10 +73,7 @@ pub struct ClusterArgs {
 
 /// Runs the command.
 pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.input)
-        .with_context(|| format!("cannot read {}", args.input.display()))?;
-    let mut items =
-        read_items(&text).map_err(|err| anyhow::anyhow!("{}: {err}", args.input.display()))?;
+    let mut items = read_stream(&args.input)?;
     match args.shuffle {
         Some(seed) => items.shuffle(&mut SmallRng::seed_from_u64(seed)),
         // Stable: items of the same date keep their file order.
@@ -294,4 +291,19 @@ fn components(args: &ClusterArgs, items: &[StreamItem], threshold: f32) -> anyho
         println!("{docs_per_second:.0} documents/second");
     }
     Ok(())
+}
+
+/// Reads a labelled stream file ([`read_items`]), gzipped or not (told by its first bytes).
+pub fn read_stream(path: &std::path::Path) -> anyhow::Result<Vec<StreamItem>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_string(&mut text)
+            .with_context(|| format!("{}: cannot decompress it as gzip", path.display()))?;
+        text
+    } else {
+        String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", path.display()))?
+    };
+    read_items(&text).map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))
 }

@@ -81,9 +81,18 @@ fn label<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D::E
     Option::<TextOrNumber>::deserialize(de).map(|label| label.map(String::from))
 }
 
-/// Reads JSON lines of [`StreamItem`]s. Blank lines are skipped; a bad line or date is an
-/// error naming its line number.
+/// Reads JSON lines of [`StreamItem`]s, or one JSON array of them (the standard benchmark's
+/// raw files). Blank lines are skipped; a bad line or date is an error naming its line (in
+/// an array, its item, from 1).
 pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
+    if text.trim_start().starts_with('[') {
+        let items: Vec<StreamItem> =
+            serde_json::from_str(text).map_err(|err| format!("the JSON array: {err}"))?;
+        return match items.iter().position(|item| item.millis().is_none()) {
+            Some(i) => Err(bad_date(&format!("item {}", i + 1), &items[i])),
+            None => Ok(items),
+        };
+    }
     let mut items = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -92,15 +101,18 @@ pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
         let item: StreamItem =
             serde_json::from_str(line).map_err(|err| format!("line {}: {err}", i + 1))?;
         if item.millis().is_none() {
-            return Err(format!(
-                "line {}: date {:?} is not a date (RFC 3339, `YYYY-MM-DD HH:MM:SS` as UTC, or RFC 822)",
-                i + 1,
-                item.date
-            ));
+            return Err(bad_date(&format!("line {}", i + 1), &item));
         }
         items.push(item);
     }
     Ok(items)
+}
+
+fn bad_date(place: &str, item: &StreamItem) -> String {
+    format!(
+        "{place}: date {:?} is not a date (RFC 3339, `YYYY-MM-DD HH:MM:SS` as UTC, or RFC 822)",
+        item.date
+    )
 }
 
 #[cfg(test)]
@@ -137,5 +149,26 @@ mod tests {
         assert!(no_title
             .unwrap_err()
             .starts_with("line 2: missing field `title`"));
+    }
+
+    /// A JSON array of items (the standard benchmark's raw files, with their other keys) reads
+    /// as the same items; a bad date names its item.
+    #[test]
+    fn a_json_array_of_items_reads_too() {
+        let array = r#" [
+            {"id": "1", "date": "2014-03-11 10:48:46", "lang": "eng", "title": "A", "text": "x", "cluster": "s"},
+            {"id": "2", "date": "2014-03-11 10:48:47", "lang": "eng", "title": "B", "text": "y", "cluster": "s"}
+        ]"#;
+        let items = read_items(array).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[1].title, "B");
+        assert_eq!(items[0].millis(), Some(1_394_534_926_000));
+        let bad = read_items(
+            r#"[{"id":"1","date":"2014-03-11","title":"A"},{"id":"2","date":"","title":"B"}]"#,
+        );
+        assert!(bad.unwrap_err().starts_with("item 2: date \"\""));
+        assert!(read_items("[{")
+            .unwrap_err()
+            .starts_with("the JSON array: "));
     }
 }

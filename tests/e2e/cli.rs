@@ -358,6 +358,16 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     assert_eq!(filed[6]["story"], filed[7]["story"]);
     assert_ne!(filed[4]["story"], filed[6]["story"]);
 
+    // The same stream gzipped files the same way.
+    let gzipped = dir.path().join("labelled.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut encoder, &std::fs::read(&labelled).unwrap()).unwrap();
+    std::fs::write(&gzipped, encoder.finish().unwrap()).unwrap();
+    assert_eq!(
+        stdout_of(&["cluster", "--input", gzipped.to_str().unwrap()]),
+        stdout_of(&["cluster", "--input", input])
+    );
+
     let report: serde_json::Value = serde_json::from_slice(&stdout_of(&[
         "cluster", "--input", input, "--eval", "--json",
     ]))
