@@ -640,7 +640,7 @@ impl Engine {
 
     /// What the frontier has queued: `Some(Some(order))` to fetch now, `Some(None)` when the
     /// queued pages wait for their host's turn (politeness, a crawl delay), `None` when
-    /// nothing is queued but what waits longer (a host being retried).
+    /// nothing is queued, or only pages that wait longer (a host being retried).
     ///
     /// A wait for a host's turn is not idle time: rebuilding and broadening then would queue
     /// the neighbourhood ahead of what the fingerprints ask for, and a polite crawl of one
