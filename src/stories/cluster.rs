@@ -13,8 +13,10 @@
 //! `idf = ln(N / df)`, N and df counted over the items of the window (the stream's own
 //! recent statistics, kept incrementally: an item counts in when it arrives and out when it
 //! leaves the window), and p = `idf_power` (¼ by default: a headline is a handful
-//! of words, and with the plain idf its one rare word decides alone). Vectors are
-//! L2-normalised.
+//! of words, and with the plain idf its one rare word decides alone) for an item of up to 48
+//! distinct terms, rising with the logarithm of the count to 1 (the plain idf) at 384: in a
+//! long text the flattened idf gives the stream's common words nearly full weight, and long
+//! texts then all look alike. Vectors are L2-normalised.
 //!
 //! **Events.** An event's centroid is the sum of its items' vectors. A new item joins the event
 //! with the highest cosine to it, found among the events that share one of its heaviest words
@@ -103,10 +105,32 @@ pub struct ClusterParams {
     /// An English stem of a people or language ("russian", "chines") becomes the stem of its
     /// place ("russia", "china") when that is already a term (see `demonym_bases`).
     pub demonyms: bool,
-    /// Exponent of the idf in the weights (1: plain tf·idf).
+    /// Exponent of the idf in a headline's weights (1: plain tf·idf); long texts rise to 1.
     pub idf_power: f32,
     /// Seed of the MinHash functions.
     pub seed: u64,
+}
+
+/// Items with at most this many distinct terms (words and bigrams: a headline, a headline
+/// with a line of summary) weigh by `idf^idf_power`.
+const SHORT_TEXT_TERMS: u32 = 48;
+
+/// Items with this many distinct terms or more (an article's text) weigh by the plain idf.
+/// In between, the power rises with the logarithm of the count.
+const LONG_TEXT_TERMS: u32 = 8 * SHORT_TEXT_TERMS;
+
+/// The idf's exponent for an item of `terms` distinct terms: `short` for a headline, 1 for an
+/// article. The flattened idf that lets a headline's few shared words count gives the words
+/// common to a whole stream (said, year, a site's navigation) nearly full weight in a long
+/// text, and long texts then all look alike: 317 pages of Python's library documentation,
+/// each its own page, fell into one story of 313 at `idf^¼`, and 250 stories at the plain idf.
+fn idf_power_for(short: f32, terms: u32) -> f32 {
+    if terms <= SHORT_TEXT_TERMS {
+        return short;
+    }
+    let span = (LONG_TEXT_TERMS as f32 / SHORT_TEXT_TERMS as f32).log2();
+    let along = ((terms as f32 / SHORT_TEXT_TERMS as f32).log2() / span).min(1.0);
+    short + (1.0 - short) * along
 }
 
 impl Default for ClusterParams {
@@ -990,7 +1014,7 @@ impl Clusterer {
         let counted = counts.len() as u32;
         let max = counts.iter().map(|&(_, f)| f).max().unwrap_or(1) as f32;
         let n = self.n as f32;
-        let power = self.params.idf_power;
+        let power = idf_power_for(self.params.idf_power, counted);
         // Sorted by id already.
         self.item_terms = terms;
         // Collected in place: the vector takes over the counts' allocation.
@@ -1292,6 +1316,46 @@ mod tests {
         assert!(clusterer.joins_story((0.12, small)));
         clusterer.stories.merge(big, small);
         assert_eq!(clusterer.stories.clusters[big as usize].items, 19);
+    }
+
+    /// Long texts weigh by the plain idf: thirty articles on thirty subjects, written in the
+    /// same stock of common words (as a stream's prose and a site's boilerplate are), stay
+    /// apart, where the headline weighting (`idf^¼`, which gives a word in most items nearly
+    /// full weight) put them all in one story. Headlines keep the headline weighting.
+    #[test]
+    fn long_texts_on_different_subjects_stay_apart() {
+        let common: Vec<String> = (0..60).map(|k| format!("common{k}word")).collect();
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let assigned: Vec<u32> = (0..30)
+            .map(|i| {
+                let subject = [format!("subject{i}alpha"), format!("subject{i}beta")];
+                // Common words in an order of the article's own (a shared order would make
+                // the texts near-copies).
+                let mut draw = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let text: Vec<&str> = (0..150)
+                    .map(|k| match k % 10 {
+                        0 => subject[k / 10 % 2].as_str(),
+                        _ => {
+                            draw = draw
+                                .wrapping_mul(6_364_136_223_846_793_005)
+                                .wrapping_add(1_442_695_040_888_963_407);
+                            common[(draw >> 33) as usize % 60].as_str()
+                        }
+                    })
+                    .collect();
+                let title = format!("{} {}", subject[0], subject[1]);
+                clusterer.add(&title, &text.join(" "), i as Millis).story
+            })
+            .collect();
+        let stories: FxHashSet<u32> = assigned.iter().map(|&s| clusterer.story(s)).collect();
+        assert!(stories.len() >= 28, "{} stories", stories.len());
+
+        assert_eq!(idf_power_for(0.25, 20), 0.25);
+        assert_eq!(idf_power_for(0.25, SHORT_TEXT_TERMS), 0.25);
+        assert!((idf_power_for(0.25, 2 * SHORT_TEXT_TERMS) - 0.5).abs() < 1e-6);
+        assert_eq!(idf_power_for(0.25, LONG_TEXT_TERMS), 1.0);
+        assert_eq!(idf_power_for(0.25, 10 * LONG_TEXT_TERMS), 1.0);
+        assert_eq!(idf_power_for(1.0, 100), 1.0);
     }
 
     /// A story of `items` items, each with `vector`.
