@@ -44,7 +44,7 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
     );
     let mut items = crate::cluster_cmd::read_stream(&args.input)?;
     anyhow::ensure!(!items.is_empty(), "{} holds no items", args.input.display());
-    items.sort_by_key(|item| item.millis().unwrap_or(0));
+    items.sort_by_key(|item| item.at);
     let stream = replay(&items, args.items, ClusterParams::default().window);
     let defaults = ClusterParams::default();
     let defaults = ClusterParams {
@@ -133,17 +133,14 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
 /// `count` items: the file again and again, each pass's dates shifted from the previous
 /// pass's by `window` and an hour (or past its last item, when the file spans more).
 fn replay(items: &[StreamItem], count: usize, window: i64) -> Vec<(String, i64)> {
-    let first = items.first().and_then(StreamItem::millis).unwrap_or(0);
-    let last = items.last().and_then(StreamItem::millis).unwrap_or(0);
+    let first = items.first().map_or(0, |item| item.at);
+    let last = items.last().map_or(0, |item| item.at);
     let shift = (last - first).max(window) + 3_600_000;
     (0..count)
         .map(|i| {
             let item = &items[i % items.len()];
             let pass = (i / items.len()) as i64;
-            (
-                item.title.clone(),
-                item.millis().unwrap_or(0) + pass * shift,
-            )
+            (item.title.clone(), item.at + pass * shift)
         })
         .collect()
 }

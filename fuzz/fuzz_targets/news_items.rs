@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         let placed: Vec<_> = items
             .iter()
             .map(|item| {
-                let at = item.millis().expect("an item read has a date");
+                let at = item.at;
                 let placed = clusterer.add(&item.title, &item.text, at);
                 (
                     placed.event,

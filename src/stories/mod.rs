@@ -41,12 +41,21 @@ pub struct StreamItem {
     /// The gold story label, in evaluation data (a JSON number is taken as its decimal text).
     #[serde(default, deserialize_with = "label")]
     pub cluster: Option<String>,
+    /// `date` in milliseconds since the Unix epoch, read once by [`read_items`].
+    #[serde(skip)]
+    pub at: i64,
 }
 
 impl StreamItem {
-    /// The date in milliseconds since the Unix epoch, if it reads as a date.
-    pub fn millis(&self) -> Option<i64> {
-        crate::feed::parse_date(&self.date).map(|date| date.timestamp_millis())
+    /// Reads `date` into `at`; false when it is not a date.
+    fn read_date(&mut self) -> bool {
+        match crate::feed::parse_date(&self.date) {
+            Some(date) => {
+                self.at = date.timestamp_millis();
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -86,9 +95,9 @@ fn label<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D::E
 /// an array, its item, from 1).
 pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
     if text.trim_start().starts_with('[') {
-        let items: Vec<StreamItem> =
+        let mut items: Vec<StreamItem> =
             serde_json::from_str(text).map_err(|err| format!("the JSON array: {err}"))?;
-        return match items.iter().position(|item| item.millis().is_none()) {
+        return match items.iter_mut().position(|item| !item.read_date()) {
             Some(i) => Err(bad_date(&format!("item {}", i + 1), &items[i])),
             None => Ok(items),
         };
@@ -98,9 +107,9 @@ pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
         if line.trim().is_empty() {
             continue;
         }
-        let item: StreamItem =
+        let mut item: StreamItem =
             serde_json::from_str(line).map_err(|err| format!("line {}: {err}", i + 1))?;
-        if item.millis().is_none() {
+        if !item.read_date() {
             return Err(bad_date(&format!("line {}", i + 1), &item));
         }
         items.push(item);
@@ -134,7 +143,7 @@ mod tests {
         .unwrap();
         let ids: Vec<&str> = items.iter().map(|item| item.id.as_str()).collect();
         assert_eq!(ids, ["3150", "3151", "3152"]);
-        let millis: Vec<i64> = items.iter().map(|item| item.millis().unwrap()).collect();
+        let millis: Vec<i64> = items.iter().map(|item| item.at).collect();
         assert_eq!(
             millis,
             [1_394_534_926_379, 1_394_534_927_000, 1_394_534_928_000]
@@ -162,7 +171,7 @@ mod tests {
         let items = read_items(array).unwrap();
         assert_eq!(items.len(), 2);
         assert_eq!(items[1].title, "B");
-        assert_eq!(items[0].millis(), Some(1_394_534_926_000));
+        assert_eq!(items[0].at, 1_394_534_926_000);
         let bad = read_items(
             r#"[{"id":"1","date":"2014-03-11","title":"A"},{"id":"2","date":"","title":"B"}]"#,
         );

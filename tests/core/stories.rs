@@ -116,7 +116,7 @@ fn clustering_is_deterministic() {
         items
             .iter()
             .take(800)
-            .map(|item| clusterer.add(&item.title, &item.text, item.millis().unwrap()))
+            .map(|item| clusterer.add(&item.title, &item.text, item.at))
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());
@@ -202,7 +202,7 @@ fn placements_agree_with_the_ranked_stories() {
             source: "dev".into(),
             title: item.title.clone(),
             link: String::new(),
-            published: item.millis().unwrap(),
+            published: item.at,
             text: item.text.clone(),
         });
     }
