@@ -104,7 +104,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let assignments: Vec<_> = items
         .iter()
-        .map(|item| clusterer.add(&item.title, &item.text, item.at))
+        .map(|item| clusterer.add_in(item.language(), &item.title, &item.text, item.at))
         .collect();
     let first_run = started.elapsed().as_secs_f64();
 
@@ -216,7 +216,8 @@ impl Speed {
             let mut clusterer = Clusterer::new(params.clone());
             let started = Instant::now();
             for item in items {
-                std::hint::black_box(clusterer.add(&item.title, &item.text, item.at));
+                let lang = item.language();
+                std::hint::black_box(clusterer.add_in(lang, &item.title, &item.text, item.at));
             }
             let took = started.elapsed().as_secs_f64();
             times.push(took);

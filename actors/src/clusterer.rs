@@ -203,7 +203,7 @@ impl Handle<FeedUpdate> for Clusterer {
         let mut book = stories.lock().unwrap_or_else(|e| e.into_inner());
         // Oldest first: a feed lists its newest items first.
         for item in fetched.feed.items.iter().rev() {
-            let news = NewsItem::from_feed(&msg.source, item, now);
+            let news = NewsItem::from_feed(&msg.source, &fetched.feed, item, now);
             if book.add(news.clone()) {
                 filed.push(news);
             }

@@ -201,6 +201,9 @@ const MIGRATIONS: &[M<'static>] = &[
     // 8: which ferret fingerprint approved a page first, so that a page the vote discarded
     // can be voted on again by the filters of a resumed loop.
     M::up("ALTER TABLE pages ADD COLUMN approved_by_fingerprint TEXT;"),
+    // 9: a news item's language as its feed declared it, so that a replay stems it as the
+    // first filing did.
+    M::up("ALTER TABLE news_items ADD COLUMN language TEXT;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -436,15 +439,17 @@ impl Store {
         let tx = self.conn.transaction()?;
         for item in items {
             tx.execute(
-                "INSERT OR IGNORE INTO news_items (source, id, title, link, published_ms, text)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO news_items
+                     (source, id, title, link, published_ms, text, language)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     item.source,
                     item.id,
                     item.title,
                     item.link,
                     item.published,
-                    item.text
+                    item.text,
+                    item.language
                 ],
             )?;
         }
@@ -492,7 +497,8 @@ impl Store {
     /// The news items kept, in the order they were filed.
     pub fn load_news_items(&self) -> Result<Vec<NewsItem>, StoreError> {
         let mut query = self.conn.prepare(
-            "SELECT source, id, title, link, published_ms, text FROM news_items ORDER BY seq",
+            "SELECT source, id, title, link, published_ms, text, language FROM news_items
+             ORDER BY seq",
         )?;
         let items = query
             .query_map([], |row| {
@@ -503,6 +509,7 @@ impl Store {
                     link: row.get(3)?,
                     published: row.get(4)?,
                     text: row.get(5)?,
+                    language: row.get(6)?,
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;

@@ -462,12 +462,11 @@ fn url_tokens(analyzer: &Analyzer, url: &url::Url) -> Vec<String> {
     tokens
 }
 
+/// The page's language: as its `lang` attribute names it, else detected.
 fn text_lang(analyzer: &Analyzer, page: &PageDoc) -> Lang {
     match page.lang.as_deref() {
-        Some("en") => Lang::English,
-        Some("ru") => Lang::Russian,
-        Some(_) => Lang::Other,
-        None => analyzer.detect(sample(&page.text)),
+        Some(tag) => Lang::from_tag(tag).unwrap_or(Lang::Other),
+        None => analyzer.detect(&page.text),
     }
 }
 
@@ -475,20 +474,7 @@ fn language_of(analyzer: &Analyzer, page: &PageDoc) -> Option<String> {
     if let Some(lang) = &page.lang {
         return Some(lang.clone());
     }
-    match analyzer.detect(sample(&page.text)) {
-        Lang::English => Some("en".into()),
-        Lang::Russian => Some("ru".into()),
-        Lang::Other => None,
-    }
-}
-
-/// The first 2 KB of text (on a character boundary): enough to tell a language.
-fn sample(text: &str) -> &str {
-    let mut end = text.len().min(2048);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    analyzer.detect(&page.text).code().map(String::from)
 }
 
 fn word_set(analyzer: &Analyzer, text: &str, lang: Lang) -> Vec<String> {

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 
 use super::cluster::{ClusterParams, Clusterer, Millis};
+use super::text::Lang;
 
 /// One item of a news feed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -33,12 +34,21 @@ pub struct NewsItem {
     /// Its text (summary or content, possibly HTML).
     #[serde(skip)]
     pub text: String,
+    /// Its language as its feed declares it (`en`, `de-DE`), if it does; else the
+    /// clusterer detects it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 impl NewsItem {
     /// The news item of a feed entry from `source`: its title, link and text (content, else
-    /// summary), dated by the entry, else `now`.
-    pub fn from_feed(source: &str, item: &crate::feed::Item, now: Millis) -> NewsItem {
+    /// summary), dated by the entry, else `now`, in the feed's language.
+    pub fn from_feed(
+        source: &str,
+        feed: &crate::feed::Feed,
+        item: &crate::feed::Item,
+        now: Millis,
+    ) -> NewsItem {
         NewsItem {
             id: item.id.clone(),
             source: source.to_string(),
@@ -50,6 +60,7 @@ impl NewsItem {
                 .clone()
                 .or_else(|| item.summary.clone())
                 .unwrap_or_default(),
+            language: feed.language.clone(),
         }
     }
 }
@@ -196,7 +207,8 @@ impl StoryBook {
         }
         self.newest = self.newest.max(item.published);
         let arrival = self.clusterer.len();
-        let assignment = self.clusterer.add(&item.title, &item.text, item.published);
+        let lang = item.language.as_deref().and_then(Lang::from_tag);
+        let assignment = (self.clusterer).add_in(lang, &item.title, &item.text, item.published);
         // Items leave with their window, like the clusters.
         let before = self.newest - self.window;
         while let Some((&first, filed)) = self.items.first_key_value() {

@@ -57,6 +57,7 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::fuzzy::fuzzy_similarity;
+use super::lang::LANGS;
 use super::shingles::{containment, jaccard, shingles, LshIndex};
 use super::text::{strip_html, Analyzer, Lang, Words};
 
@@ -604,8 +605,8 @@ pub struct Clusterer {
     /// A term was made while the vocabulary held twice its live terms: sweep it before the
     /// next item ([`Clusterer::sweep`]).
     sweep_due: bool,
-    /// Word → term id (`None`: no term) for English, Russian and other words.
-    word_ids: [FxHashMap<String, Option<u32>>; 3],
+    /// Word → term id (`None`: no term), a map per language, by [`Lang::index`].
+    word_ids: Vec<FxHashMap<String, Option<u32>>>,
     n: u32,
     events: Level,
     stories: Level,
@@ -646,7 +647,7 @@ impl Clusterer {
             word_stats: Vocabulary::default(),
             bigram_stats: Vocabulary::default(),
             sweep_due: false,
-            word_ids: Default::default(),
+            word_ids: vec![FxHashMap::default(); LANGS],
             n: 0,
             events: Level::default(),
             stories: Level::default(),
@@ -690,16 +691,36 @@ impl Clusterer {
         self.stories.clusters.len()
     }
 
-    /// Clusters the item at `at` with title `title` and body `text` (HTML allowed).
+    /// Clusters the item at `at` with title `title` and body `text` (HTML allowed), its
+    /// language detected.
     pub fn add(&mut self, title: &str, text: &str, at: Millis) -> Assignment {
+        self.add_in(None, title, text, at)
+    }
+
+    /// [`Clusterer::add`] of an item in `lang` when it is known (a feed or a labelled stream
+    /// names it), else in the language detected.
+    pub fn add_in(
+        &mut self,
+        lang: Option<Lang>,
+        title: &str,
+        text: &str,
+        at: Millis,
+    ) -> Assignment {
         let mut words = std::mem::take(&mut self.words);
-        let assignment = self.add_with(title, text, at, &mut words);
+        let assignment = self.add_with(lang, title, text, at, &mut words);
         self.words = words;
         assignment
     }
 
-    /// [`Clusterer::add`], the item's words read into `words`.
-    fn add_with(&mut self, title: &str, text: &str, at: Millis, words: &mut Words) -> Assignment {
+    /// [`Clusterer::add_in`], the item's words read into `words`.
+    fn add_with(
+        &mut self,
+        lang: Option<Lang>,
+        title: &str,
+        text: &str,
+        at: Millis,
+        words: &mut Words,
+    ) -> Assignment {
         let arrival = self.arrivals;
         self.arrivals += 1;
         self.retire(at);
@@ -709,7 +730,7 @@ impl Clusterer {
         } else {
             Cow::Owned(format!("{title}\n{body}"))
         };
-        let lang = self.analyzer.detect(&full);
+        let lang = lang.unwrap_or_else(|| self.analyzer.detect(&full));
 
         // Near-duplicates first: a copy joins its original and is not clustered again.
         let words = words.of(&full);
@@ -935,11 +956,7 @@ impl Clusterer {
     /// one-letter words dropped, as [`Analyzer::terms_of_words`] does), each word stemmed once
     /// and then remembered.
     fn term_ids(&mut self, words: &[String], lang: Lang) -> Vec<u32> {
-        let cache = match lang {
-            Lang::English => 0,
-            Lang::Russian => 1,
-            Lang::Other => 2,
-        };
+        let cache = lang.index();
         let mut ids = Vec::with_capacity(words.len());
         for word in words {
             if let Some(&known) = self.word_ids[cache].get(word) {
@@ -1459,8 +1476,11 @@ mod tests {
         assert_eq!(clusterer.terms["offici"], 0);
         assert_eq!(clusterer.terms["taper"], 1);
         // Remembered: the same answer without the stemmer.
-        assert_eq!(clusterer.word_ids[0]["officials"], Some(0));
-        assert_eq!(clusterer.word_ids[0]["the"], None);
+        assert_eq!(
+            clusterer.word_ids[Lang::English.index()]["officials"],
+            Some(0)
+        );
+        assert_eq!(clusterer.word_ids[Lang::English.index()]["the"], None);
         assert_eq!(clusterer.term_ids(&words, Lang::English), ids);
     }
 

@@ -15,6 +15,7 @@ pub mod book;
 pub mod cluster;
 pub mod components;
 pub mod fuzzy;
+pub mod lang;
 pub mod metrics;
 pub mod shingles;
 pub mod text;
@@ -38,6 +39,10 @@ pub struct StreamItem {
     /// The body, possibly HTML, possibly empty (or `null`, or left out).
     #[serde(default, deserialize_with = "text_or_null")]
     pub text: String,
+    /// The item's language (`lang`: an ISO 639 code such as the standard benchmark's `eng`,
+    /// `spa`, `deu`, or a name), if the stream gives it; else the clusterer detects it.
+    #[serde(default)]
+    pub lang: Option<String>,
     /// The gold story label, in evaluation data (a JSON number is taken as its decimal text).
     #[serde(default, deserialize_with = "label")]
     pub cluster: Option<String>,
@@ -47,6 +52,11 @@ pub struct StreamItem {
 }
 
 impl StreamItem {
+    /// The stemmed language `lang` names, if it names one.
+    pub fn language(&self) -> Option<text::Lang> {
+        self.lang.as_deref().and_then(text::Lang::from_tag)
+    }
+
     /// Reads `date` into `at`; false when it is not a date.
     fn read_date(&mut self) -> bool {
         match crate::feed::parse_date(&self.date) {
@@ -160,8 +170,8 @@ mod tests {
             .starts_with("line 2: missing field `title`"));
     }
 
-    /// A JSON array of items (the standard benchmark's raw files, with their other keys) reads
-    /// as the same items; a bad date names its item.
+    /// A JSON array of items (the standard benchmark's raw files, with their language and
+    /// other keys) reads as the same items; a bad date names its item.
     #[test]
     fn a_json_array_of_items_reads_too() {
         let array = r#" [
@@ -172,6 +182,7 @@ mod tests {
         assert_eq!(items.len(), 2);
         assert_eq!(items[1].title, "B");
         assert_eq!(items[0].at, 1_394_534_926_000);
+        assert_eq!(items[0].language(), Some(text::Lang::English));
         let bad = read_items(
             r#"[{"id":"1","date":"2014-03-11","title":"A"},{"id":"2","date":"","title":"B"}]"#,
         );

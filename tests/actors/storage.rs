@@ -1,4 +1,5 @@
 use ferret::listing::{Event, EventKind, Listed};
+use ferret::stories::NewsItem;
 use ferret_actors::storage::{migrations, Detection, Store};
 
 #[test]
@@ -15,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 8);
+        assert_eq!(store.schema_version().unwrap(), 9);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -110,4 +111,28 @@ fn listing_state_survives_a_reopen() {
         )
         .unwrap();
     assert!(store.load_listing("sim").unwrap().gone.is_empty());
+}
+
+/// News items come back from the store as they were recorded, the feed's language with
+/// them (a replay stems each item as the first filing did), in filing order.
+#[test]
+fn news_items_keep_their_language_across_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    let item = |id: &str, language: Option<&str>| NewsItem {
+        id: id.into(),
+        source: "http://127.0.0.1/feed".into(),
+        title: format!("Titel {id}"),
+        link: format!("http://127.0.0.1/{id}"),
+        published: 1_000,
+        text: "<p>Text</p>".into(),
+        language: language.map(String::from),
+    };
+    let items = [item("1", Some("de-DE")), item("2", None)];
+    Store::open(&path)
+        .unwrap()
+        .record_news_items(&items, &[], 0)
+        .unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.load_news_items().unwrap(), items);
 }
