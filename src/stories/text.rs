@@ -24,9 +24,8 @@ const STEM_CACHE: usize = 200_000;
 
 /// Text shorter than this is a headline, or little more: too few words for whatlang to tell
 /// languages apart reliably (on the 6,366 English headlines of the shipped labelled set it
-/// names 30 other languages, at low confidence). Such text without a letter outside ASCII
-/// is English (the corpora are mostly English); other such text is what whatlang detects
-/// only at [`SHORT_CONFIDENCE`] or reliably. Longer text is read (Dutch needs no accents).
+/// names 30 other languages, at low confidence), so it must be [`SHORT_CONFIDENCE`] sure of
+/// a language other than English, or reliably so.
 const SHORT: usize = 200;
 
 /// The confidence whatlang must give a language other than English for a short text.
@@ -62,37 +61,37 @@ impl Analyzer {
     }
 
     /// The language of `text` (its first 2 KB): Russian when Cyrillic letters dominate;
-    /// else what whatlang detects when it is sure enough (see [`SHORT`]); else English.
+    /// English when no letter is outside ASCII (whatlang reads tables of contents and code as
+    /// French or Portuguese, reliably: ten of the PostgreSQL and Python documentation pages);
+    /// else what whatlang detects when it is sure enough (see [`SHORT`]), else English.
     pub fn detect(&self, text: &str) -> Lang {
+        if text.is_ascii() {
+            return Lang::English;
+        }
         let text = sample(text);
         let (mut cyrillic, mut latin, mut other) = (0usize, 0usize, 0usize);
-        if !text.is_ascii() {
-            for c in text.chars().filter(|c| c.is_alphabetic()) {
-                match c {
-                    'а'..='я' | 'А'..='Я' | 'ё' | 'Ё' => cyrillic += 1,
-                    'a'..='z' | 'A'..='Z' => latin += 1,
-                    _ => other += 1,
-                }
-            }
-            if cyrillic > latin + other {
-                return Lang::Russian;
+        for c in text.chars().filter(|c| c.is_alphabetic()) {
+            match c {
+                'а'..='я' | 'А'..='Я' | 'ё' | 'Ё' => cyrillic += 1,
+                'a'..='z' | 'A'..='Z' => latin += 1,
+                _ => other += 1,
             }
         }
-        let ascii_letters = cyrillic + other == 0;
-        let short = text.len() < SHORT;
-        if ascii_letters && short {
+        if cyrillic > latin + other {
+            return Lang::Russian;
+        }
+        if cyrillic + other == 0 {
             return Lang::English;
         }
-        let Some(info) = whatlang::detect(text) else {
-            return Lang::English;
-        };
-        let sure = info.is_reliable()
-            || !ascii_letters && !short
-            || !ascii_letters && info.confidence() >= SHORT_CONFIDENCE;
-        if sure {
-            Lang::detected(info.lang())
-        } else {
-            Lang::English
+        match whatlang::detect(text) {
+            Some(info)
+                if text.len() >= SHORT
+                    || info.is_reliable()
+                    || info.confidence() >= SHORT_CONFIDENCE =>
+            {
+                Lang::detected(info.lang())
+            }
+            _ => Lang::English,
         }
     }
 
