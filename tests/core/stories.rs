@@ -358,3 +358,51 @@ fn spanish_headlines_cluster_by_their_stems() {
     let (joined, apart) = stories(Some(Lang::Other));
     assert!(joined + apart > 0, "{joined} joined, {apart} apart");
 }
+
+/// A feed's declared language reaches the clusterer: German headlines without a letter
+/// outside ASCII (which detection takes for English) that share only inflected words
+/// ("Wahlen" and "Wahl", "Ergebnisse" and "Ergebnis") are one story when the feed says
+/// `de-DE`, and two when it says nothing.
+#[test]
+fn a_feeds_language_is_the_language_its_items_are_stemmed_in() {
+    use ferret::feed::{parse, ParseOptions};
+    use ferret::stories::{NewsItem, StoryBook};
+
+    let feed = |language: &str| {
+        let items: String = [
+            "Inflation in der Eurozone sinkt im Oktober",
+            "Neues Stadion in Hamburg wird teurer",
+            "Bahnstreik legt den Fernverkehr lahm",
+            "Wahlen in Hessen: Ergebnisse am Sonntag",
+            "Die Wahl im Ueberblick: das Ergebnis",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, title)| {
+            format!(
+                "<item><guid>{i}</guid><title>{title}</title>\
+                 <pubDate>Sun, 0{} Nov 2026 10:00:00 GMT</pubDate></item>",
+                i + 1
+            )
+        })
+        .collect();
+        let rss = format!(
+            "<rss version=\"2.0\"><channel><title>t</title>{language}{items}</channel></rss>"
+        );
+        parse(rss.as_bytes(), &ParseOptions::default()).unwrap()
+    };
+    let stories_of_the_last_two = |feed: ferret::feed::Feed| {
+        let mut book = StoryBook::new(ClusterParams::default());
+        for item in &feed.items {
+            book.add(NewsItem::from_feed("f", &feed, item, 0));
+        }
+        let story = |id: &str| book.placements().find(|p| p.id == id).unwrap().story;
+        (story("3"), story("4"))
+    };
+    let german = feed("<language>de-DE</language>");
+    assert_eq!(german.language.as_deref(), Some("de-DE"));
+    let (a, b) = stories_of_the_last_two(german);
+    assert_eq!(a, b);
+    let (a, b) = stories_of_the_last_two(feed(""));
+    assert_ne!(a, b);
+}
