@@ -194,6 +194,10 @@ pub struct FerretPager {
     bootstrapped: bool,
     /// A listing without a total: the end being confirmed.
     end_check: Option<EndCheck>,
+    /// A listing without a total: where a page last showed its end, less the book's live
+    /// broadcasts at the time, so that the estimate of the end follows the starts the head
+    /// sees and the ends the book counts between reads of the end.
+    end_offset: Option<i64>,
     /// How long reads take: a running mean and mean deviation of the latest durations.
     read_time: ReadTime,
 }
@@ -231,6 +235,7 @@ impl FerretPager {
             now: Millis::MIN,
             bootstrapped: false,
             end_check: None,
+            end_offset: None,
             read_time: ReadTime::default(),
         }
     }
@@ -294,51 +299,102 @@ impl FerretPager {
         })
     }
 
-    /// For a listing whose channel gives no total: the end of the list as the pages show it (a
-    /// short or empty page ends it; a full page past the estimate moves it down). Used to plan
-    /// reads only: without a total no page proves itself the last one.
-    fn estimate_total(&self, page: u32, view: &PageView) -> Option<u64> {
+    /// For a listing whose channel gives no total: the length of the list, as the pages
+    /// showed its end ([`FerretPager::end_offset`]). Used to plan reads only: without a total
+    /// no page proves itself the last one.
+    fn estimate_total(&self) -> Option<u64> {
+        let offset = self.end_offset?;
+        Some((self.count_live(self.book.entries()) as i64 + offset).max(0) as u64)
+    }
+
+    /// What a page of a listing without a total says of its end: a short page ends the list
+    /// there; a full page past the estimate moves it below the page. An empty page says
+    /// nothing here (it may be a fault, and the check of the page above it that it starts
+    /// settles where the end is).
+    fn observe_end(&mut self, page: u32, view: &PageView) {
         let above = u64::from(page - 1) * u64::from(self.per_page);
         let len = view.items.len() as u64;
-        if len < u64::from(self.per_page) {
-            Some(above + len)
+        let end = if len < u64::from(self.per_page) {
+            above + len
+        } else if self
+            .estimate_total()
+            .is_none_or(|total| total <= above + len)
+        {
+            above + len + 1
         } else {
-            Some(self.total.unwrap_or(0).max(above + len + 1))
-        }
+            return;
+        };
+        self.end_offset = Some(end as i64 - self.count_live(self.book.entries()) as i64);
     }
 
-    /// Follows the pages of a listing without a total towards a proof of its end: a short page
-    /// starts a check, the same page read again alike confirms it; anything else ends it.
+    /// Follows the pages of a listing without a total towards a proof of its end. Only a
+    /// short page can be the last one: a full page followed by an empty one is as likely a
+    /// fault of the empty read as the end (an empty page is the listing's commonest fault,
+    /// and taking one for the end reported every broadcast below it gone). A short page below
+    /// whose last item the book still lists broadcasts (gone, or the page truncated) starts a
+    /// check; the same page read again short with the same last item (not a truncated
+    /// answer; items above it may have ended in between, at the tail of a list they often
+    /// have) confirms it; the page after it read empty then proves it
+    /// ([`FerretPager::empty_page_without_total`]). The page checked read otherwise, or the
+    /// page after it with items, ends the check; reads of other pages (the head's, boundary
+    /// reads) leave it be. A short page with nothing of the book below it would prove
+    /// nothing, and re-reading the ever-changing tail for it starved the head.
     fn track_end(&mut self, view: &PageView, requested_at: Millis) {
-        let same = |before: &PageView| {
-            before.page == view.page
-                && before.items.len() == view.items.len()
-                && before.items.last().map(|i| &i.id) == view.items.last().map(|i| &i.id)
-        };
         let short = view.items.len() < self.per_page as usize;
+        let same = |before: &PageView| {
+            short && before.items.last().map(|i| &i.id) == view.items.last().map(|i| &i.id)
+        };
+        let starts = short
+            && (view.items.last())
+                .is_some_and(|last| self.book.between(Millis::MIN, last.key).next().is_some());
+        let start = || starts.then(|| EndCheck::Again(view.clone()));
         self.end_check = match self.end_check.take() {
-            Some(EndCheck::Read(page)) if page == view.page => Some(EndCheck::Again(view.clone())),
-            Some(EndCheck::Again(before)) if same(&before) => {
+            Some(EndCheck::Read(page)) if page == view.page && short => {
+                Some(EndCheck::Again(view.clone()))
+            }
+            Some(EndCheck::Again(before) | EndCheck::Next(before, _))
+                if before.page == view.page && same(&before) =>
+            {
                 Some(EndCheck::Next(view.clone(), requested_at))
             }
-            _ if short => Some(EndCheck::Again(view.clone())),
-            _ => None,
+            Some(check) => {
+                let checked = match &check {
+                    EndCheck::Read(page) => *page,
+                    EndCheck::Again(before) | EndCheck::Next(before, _) => before.page,
+                };
+                if starts || view.page == checked || view.page == checked + 1 {
+                    start()
+                } else {
+                    Some(check)
+                }
+            }
+            None => start(),
         };
     }
 
-    /// An empty page of a listing without a total: it ends a confirmed check with a proof that
-    /// the page before it was the last one (absence below its items too), or starts a check of
-    /// the page before it.
+    /// An empty page of a listing without a total: after the short page before it was read
+    /// twice alike, a proof that it was the last one (absence below its items too, and the
+    /// end of the list there); after one read of it, nothing yet; else it starts a check of
+    /// the page before it (which goes on only if that page is short).
     fn empty_page_without_total(&mut self, page: u32, now: Millis) {
         match self.end_check.take() {
             Some(EndCheck::Next(view, requested_at)) if view.page + 1 == page => {
                 let above = u64::from(view.page - 1) * u64::from(self.per_page);
+                let end = above + view.items.len() as u64;
                 let last = PageView {
-                    total: Some(above + view.items.len() as u64),
+                    total: Some(end),
                     ..view
                 };
                 self.book
                     .apply_snapshot(&last, self.per_page, requested_at, now);
+                self.end_offset = Some(end as i64 - self.count_live(self.book.entries()) as i64);
+                self.total = self.estimate_total();
+            }
+            Some(check @ EndCheck::Again(_)) if check.page() + 1 == page => {
+                self.end_check = Some(check);
+            }
+            Some(EndCheck::Read(checked)) if checked + 1 == page => {
+                self.end_check = Some(EndCheck::Read(checked));
             }
             _ if page > 1 => self.end_check = Some(EndCheck::Read(page - 1)),
             _ => {}
@@ -504,11 +560,6 @@ impl FerretPager {
     fn choose(&mut self, now: Millis) -> Option<(u32, Purpose, Payer)> {
         let main = |read: (u32, Purpose)| (read.0, read.1, Payer::Main);
         let sweep = |read: (u32, Purpose)| (read.0, read.1, Payer::Sweep);
-        if let Some(check) = self.end_check.as_ref() {
-            if self.budget.allows(now, 0) {
-                return Some(main((check.page(), Purpose::EndCheck)));
-            }
-        }
         if self.budget.allows(now, 0) {
             // Urgent boundary reads go first, but a head sweep that is due goes before them
             // unless they are late enough to threaten the grace.
@@ -532,9 +583,13 @@ impl FerretPager {
         if self.before_head(now) {
             return None;
         }
-        // A boundary read whose batch is ready goes before a round under way (a round takes
-        // the reader for most of a minute), but not before the next head sweep's pages.
+        // A boundary read whose batch is ready, or a check of the end of a listing without
+        // a total, goes before a round under way (a round takes the reader for most of a
+        // minute), but not before the next head sweep's pages.
         if self.budget.allows(now, self.head_keep(now)) {
+            if let Some(check) = self.end_check.as_ref() {
+                return Some(main((check.page(), Purpose::EndCheck)));
+            }
             if let Some(read) = self.batched_boundary_read(now) {
                 return Some(main(read));
             }
@@ -697,8 +752,10 @@ impl Pager for FerretPager {
         let ReadOutcome::Page(view) = outcome else {
             return;
         };
-        // Every page carries the channel's total.
-        self.total = view.total.or_else(|| self.estimate_total(page, &view));
+        // Every page carries the channel's total, or the estimate stands.
+        if view.total.is_some() {
+            self.total = view.total;
+        }
         let len = view.items.len() as u32;
         if len == 0 {
             if view.total.is_none() {
@@ -735,6 +792,10 @@ impl Pager for FerretPager {
         let new = self
             .book
             .apply_snapshot(&view, self.per_page, requested_at, now);
+        if view.total.is_none() {
+            self.observe_end(page, &view);
+            self.total = self.estimate_total();
+        }
         let first = view.items.first().map_or(0, |item| item.key);
         let last = view.items.last().map_or(0, |item| item.key);
         self.record_range(page, first, last);
@@ -825,7 +886,7 @@ impl Pager for FerretPager {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::{Listed, MINUTE, SECOND};
+    use crate::listing::{EventKind, Listed, MINUTE, SECOND};
 
     fn item(key: Millis) -> Listed {
         Listed {
@@ -866,5 +927,76 @@ mod tests {
         read(&mut pager, t1, 1, 54, new);
         let entry = pager.book.get(&old[20].id).expect("on air").clone();
         assert_eq!(pager.due_page(&entry), 3);
+    }
+
+    fn read_without_total(pager: &mut FerretPager, now: Millis, page: u32, items: &[Listed]) {
+        pager.now = now;
+        pager.requested = Some((page, Purpose::Sweep(Region::Rest), now));
+        let view = PageView {
+            page,
+            total: None,
+            items: items.to_vec(),
+        };
+        pager.handle_read(now, ReadOutcome::Page(view));
+    }
+
+    fn gone(pager: &mut FerretPager) -> Vec<Arc<str>> {
+        std::iter::from_fn(|| pager.poll_event())
+            .filter(|event| event.kind == EventKind::OffAir)
+            .map(|event| event.item.id)
+            .collect()
+    }
+
+    /// A listing without a total whose page 3 comes back empty (a fault) while page 2, full,
+    /// reads alike again and again: however often, nothing on page 3 is reported gone. Taking
+    /// a full page followed by an empty one for the end did.
+    #[test]
+    fn an_empty_page_after_a_full_one_is_no_end_without_a_total() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let items: Vec<Listed> = (0..54).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
+        for page in 1..=3u32 {
+            let first = (page as usize - 1) * 18;
+            read_without_total(&mut pager, t0, page, &items[first..first + 18]);
+        }
+        let mut t = t0;
+        for _ in 0..4 {
+            for (page, shown) in [(3, &items[..0]), (2, &items[18..36]), (2, &items[18..36])] {
+                t += SECOND;
+                read_without_total(&mut pager, t, page, shown);
+            }
+        }
+        t += SECOND;
+        read_without_total(&mut pager, t, 3, &[]);
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+    }
+
+    /// The end of a listing without a total is proven by its last page, short, read twice
+    /// with the same last item (a head read in between leaves the check be) and then the
+    /// page after it empty: the two broadcasts that were below it are gone.
+    #[test]
+    fn a_short_last_page_read_twice_and_an_empty_one_prove_the_end() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
+        read_without_total(&mut pager, t0, 1, &items[..18]);
+        read_without_total(&mut pager, t0, 2, &items[18..36]);
+        read_without_total(&mut pager, t0, 3, &items[36..]);
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+        // The last two end: page 3 shows ten.
+        let t = t0 + MINUTE;
+        read_without_total(&mut pager, t, 3, &items[36..46]);
+        assert!(matches!(pager.end_check, Some(EndCheck::Again(_))));
+        read_without_total(&mut pager, t + SECOND, 1, &items[..18]);
+        read_without_total(&mut pager, t + 2 * SECOND, 3, &items[36..46]);
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+        read_without_total(&mut pager, t + 3 * SECOND, 4, &[]);
+        let expected: Vec<Arc<str>> = vec![items[46].id.clone(), items[47].id.clone()];
+        let mut reported = gone(&mut pager);
+        reported.sort();
+        let mut expected = expected;
+        expected.sort();
+        assert_eq!(reported, expected);
+        assert_eq!(pager.total, Some(46));
     }
 }

@@ -219,9 +219,14 @@ impl World {
             .collect();
         PageView {
             page: page.max(1),
-            total: Some(self.live.len() as u64),
+            total: self.total(),
             items,
         }
+    }
+
+    /// The total on air, as the channel gives it (if it does).
+    fn total(&self) -> Option<u64> {
+        self.scenario.reads.total.then_some(self.live.len() as u64)
     }
 
     /// A broadcast as the listing shows it: `lv{number}`, its title and link.
@@ -260,7 +265,7 @@ impl World {
         if fault < failed {
             ReadOutcome::Failed
         } else if fault < failed + empty {
-            ReadOutcome::Page(ReadOutcome::empty(page, Some(self.live.len() as u64)))
+            ReadOutcome::Page(ReadOutcome::empty(page, self.total()))
         } else {
             ReadOutcome::Page(self.page(page))
         }

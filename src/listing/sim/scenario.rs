@@ -113,6 +113,9 @@ pub struct Reads {
     pub latency_min_ms: f64,
     /// Longest read, milliseconds.
     pub latency_max_ms: f64,
+    /// Whether the channel gives the total on air (`nicolive:total_count`); a listing
+    /// without one shows its end only as a short or empty page.
+    pub total: bool,
 }
 
 impl Default for Reads {
@@ -122,6 +125,7 @@ impl Default for Reads {
             empty: 0.01,
             latency_min_ms: 200.0,
             latency_max_ms: 1_500.0,
+            total: true,
         }
     }
 }
