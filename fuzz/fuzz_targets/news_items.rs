@@ -1,7 +1,7 @@
 //! A news stream for `ferret cluster --input` is outside input: whatever the bytes, the lines
 //! (or the JSON array) read as items or an error naming a line (an array's item, or the array),
 //! never a panic; every item read has a date; and the items read go through the whole story pipeline (HTML stripped, words,
-//! language, stems, near-duplicates, both clustering levels): a near-copy only of an item
+//! language, named by `lang` or detected, stems, near-duplicates, both clustering levels): a near-copy only of an item
 //! before it, every item counted, and the same placements when the stream is run again.
 #![no_main]
 
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
             .iter()
             .map(|item| {
                 let at = item.at;
-                let placed = clusterer.add(&item.title, &item.text, at);
+                let placed = clusterer.add_in(item.language(), &item.title, &item.text, at);
                 (
                     placed.event,
                     clusterer.story(placed.story),
