@@ -415,3 +415,21 @@ const RUSSIAN_STOP_WORDS: &[&str] = &[
     "это",
     "я",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tables kept per language are indexed by [`Lang::index`]: the stemmed languages in
+    /// order, then [`Lang::Other`]; each has a stemmer and a code that names it again.
+    #[test]
+    fn indexes_codes_and_stemmers_agree() {
+        for (i, lang) in STEMMED.into_iter().enumerate() {
+            assert_eq!(lang.index(), i);
+            assert!(lang.algorithm().is_some(), "{lang:?}");
+            assert_eq!(lang.code().and_then(Lang::from_tag), Some(lang));
+        }
+        assert_eq!(Lang::Other.index(), LANGS - 1);
+        assert_eq!(Lang::Other.code(), None);
+    }
+}
