@@ -234,12 +234,12 @@ impl Speed {
 
 /// `--components`: the connected-components alternative, scored the same way.
 fn components(args: &ClusterArgs, items: &[StreamItem], threshold: f32) -> anyhow::Result<()> {
-    let pairs: Vec<(&str, &str)> = items
+    let texts: Vec<_> = items
         .iter()
-        .map(|item| (item.title.as_str(), item.text.as_str()))
+        .map(|item| (item.title.as_str(), item.text.as_str(), item.language()))
         .collect();
     let started = Instant::now();
-    let stories = ferret::stories::components::connected_components(&pairs, threshold);
+    let stories = ferret::stories::components::connected_components(&texts, threshold);
     let docs_per_second = items.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
     if !args.eval {
         let mut out = std::io::stdout().lock();

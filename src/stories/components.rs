@@ -7,19 +7,20 @@
 
 use rustc_hash::FxHashMap;
 
-use super::text::{strip_html, Analyzer};
+use super::text::{strip_html, Analyzer, Lang};
 
-/// Story labels for `items` (title, text), in order: single-link components at `threshold`.
-pub fn connected_components(items: &[(&str, &str)], threshold: f32) -> Vec<u32> {
+/// Story labels for `items` (title, text, language if named, else detected), in order:
+/// single-link components at `threshold`.
+pub fn connected_components(items: &[(&str, &str, Option<Lang>)], threshold: f32) -> Vec<u32> {
     let analyzer = Analyzer::new();
     let mut terms: FxHashMap<String, u32> = FxHashMap::default();
     let mut df: Vec<u32> = Vec::new();
     let mut vectors: Vec<Vec<(u32, f32)>> = Vec::with_capacity(items.len());
     let mut index: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     let mut parent: Vec<u32> = Vec::with_capacity(items.len());
-    for (n, (title, text)) in items.iter().enumerate() {
+    for (n, &(title, text, lang)) in items.iter().enumerate() {
         let full = format!("{title}\n{}", strip_html(text));
-        let lang = analyzer.detect(&full);
+        let lang = lang.unwrap_or_else(|| analyzer.detect(&full));
         let words = analyzer.words(&full);
         let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
         for term in analyzer.terms_of_words(&words, lang) {

@@ -168,14 +168,15 @@ fn fuzzy_cover_on_worked_examples() {
 fn connected_components_link_chains_of_close_items() {
     use ferret::stories::components::connected_components;
     let items = [
-        ("Weather turns cold in Chicago", ""),
-        ("Football season opens", ""),
-        ("Mt. Gox files for bankruptcy", ""),
-        ("Apple releases iOS update", ""),
-        ("Mt. Gox bankruptcy filing in Tokyo", ""),
-        ("Apple iOS update brings CarPlay", ""),
-        ("Tokyo court hears Mt. Gox filing", ""),
-    ];
+        "Weather turns cold in Chicago",
+        "Football season opens",
+        "Mt. Gox files for bankruptcy",
+        "Apple releases iOS update",
+        "Mt. Gox bankruptcy filing in Tokyo",
+        "Apple iOS update brings CarPlay",
+        "Tokyo court hears Mt. Gox filing",
+    ]
+    .map(|title| (title, "", None));
     let labels = &connected_components(&items, 0.2)[2..];
     assert_eq!(labels[0], labels[2]);
     assert_eq!(labels[2], labels[4]);
