@@ -143,6 +143,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             "order": args.shuffle.map_or("date".to_string(), |seed| format!("shuffled {seed}")),
             "items": items.len(),
             "duplicates": clusterer.duplicates(),
+            "languages": language_counts(&clusterer),
             "events": clusterer.events(),
             "stories": scores.predicted_clusters,
             "scores": scores,
@@ -176,6 +177,13 @@ fn print_scores(
         scores.predicted_clusters,
         scores.gold_clusters
     );
+    let languages: Vec<String> = (clusterer.languages().iter())
+        .map(|(lang, count)| format!("{} {count}", lang.code().unwrap_or("other")))
+        .collect();
+    println!(
+        "languages (named by `lang` or detected): {}",
+        languages.join(", ")
+    );
     println!("{:<10}{:>11}{:>9}{:>8}", "", "precision", "recall", "F1");
     for (name, prf) in [("pairwise", scores.pairwise), ("BCubed", scores.bcubed)] {
         println!(
@@ -187,6 +195,13 @@ fn print_scores(
         "{:.0} documents/second (one thread, dedup and both levels; median of {} runs over the file, each with a fresh clusterer; the first {:.0})",
         speed.median, speed.runs, speed.first
     );
+}
+
+/// The items of each language, by code (`other` for the unstemmed).
+fn language_counts(clusterer: &Clusterer) -> serde_json::Map<String, serde_json::Value> {
+    (clusterer.languages().into_iter())
+        .map(|(lang, count)| (lang.code().unwrap_or("other").to_string(), count.into()))
+        .collect()
 }
 
 /// Documents a second through the clusterer over the whole file.

@@ -57,7 +57,7 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::fuzzy::fuzzy_similarity;
-use super::lang::LANGS;
+use super::lang::{LANGS, STEMMED};
 use super::shingles::{containment, jaccard, shingles, LshIndex};
 use super::text::{strip_html, Analyzer, Lang, Words};
 
@@ -605,6 +605,8 @@ pub struct Clusterer {
     /// A term was made while the vocabulary held twice its live terms: sweep it before the
     /// next item ([`Clusterer::sweep`]).
     sweep_due: bool,
+    /// Items read in each language, by [`Lang::index`].
+    languages: [u32; LANGS],
     /// Word → term id (`None`: no term), a map per language, by [`Lang::index`].
     word_ids: Vec<FxHashMap<String, Option<u32>>>,
     n: u32,
@@ -647,6 +649,7 @@ impl Clusterer {
             word_stats: Vocabulary::default(),
             bigram_stats: Vocabulary::default(),
             sweep_due: false,
+            languages: [0; LANGS],
             word_ids: vec![FxHashMap::default(); LANGS],
             n: 0,
             events: Level::default(),
@@ -674,6 +677,17 @@ impl Clusterer {
     /// Whether no item was seen.
     pub fn is_empty(&self) -> bool {
         self.arrivals == 0
+    }
+
+    /// The languages the items were read in (named or detected), with their counts, the
+    /// commonest first.
+    pub fn languages(&self) -> Vec<(Lang, u32)> {
+        let mut counts: Vec<(Lang, u32)> = (STEMMED.iter().chain([&Lang::Other]))
+            .map(|&lang| (lang, self.languages[lang.index()]))
+            .filter(|&(_, count)| count > 0)
+            .collect();
+        counts.sort_by_key(|&(lang, count)| (std::cmp::Reverse(count), lang.index()));
+        counts
     }
 
     /// Items attached to an earlier copy.
@@ -731,6 +745,7 @@ impl Clusterer {
             Cow::Owned(format!("{title}\n{body}"))
         };
         let lang = lang.unwrap_or_else(|| self.analyzer.detect(&full));
+        self.languages[lang.index()] += 1;
 
         // Near-duplicates first: a copy joins its original and is not clustered again.
         let words = words.of(&full);

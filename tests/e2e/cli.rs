@@ -373,6 +373,7 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     ]))
     .unwrap();
     assert_eq!(report["items"], 8);
+    assert_eq!(report["languages"], serde_json::json!({"en": 8}));
     assert!(report["scores"]["bcubed"]["precision"].as_f64().unwrap() > 0.99);
     // A file this short is timed over several runs.
     assert!(report["timed_runs"].as_u64().unwrap() > 1, "{report}");
