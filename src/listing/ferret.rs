@@ -324,7 +324,13 @@ impl FerretPager {
         } else {
             return;
         };
+        self.end_at(end);
+    }
+
+    /// Records that the list of a listing without a total ends at position `end` now.
+    fn end_at(&mut self, end: u64) {
         self.end_offset = Some(end as i64 - self.count_live(self.book.entries()) as i64);
+        self.total = self.estimate_total();
     }
 
     /// Follows the pages of a listing without a total towards a proof of its end. Only a
@@ -387,8 +393,7 @@ impl FerretPager {
                 };
                 self.book
                     .apply_snapshot(&last, self.per_page, requested_at, now);
-                self.end_offset = Some(end as i64 - self.count_live(self.book.entries()) as i64);
-                self.total = self.estimate_total();
+                self.end_at(end);
             }
             Some(check @ EndCheck::Again(_)) if check.page() + 1 == page => {
                 self.end_check = Some(check);
