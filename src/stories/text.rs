@@ -12,7 +12,7 @@ use super::lang::{LANGS, STEMMED};
 
 /// Turns text into terms. Holds the stemmers and a cache of stems; build one and reuse it.
 pub struct Analyzer {
-    /// By [`Lang::index`], [`Lang::Other`] last.
+    /// One a stemmed language, by [`Lang::index`].
     stemmers: Vec<Stemmer>,
     /// Word → stem (`None`: a stop word), a map per stemmed language: words repeat (Zipf),
     /// and stemming is the pipeline's main cost.
