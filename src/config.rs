@@ -269,6 +269,9 @@ pub struct FeedSource {
     /// Parse in lean mode: the channel in full, but only each item's id, link, title and
     /// dates (for large listings).
     pub lean: bool,
+    /// The language of the feed's items (`de`, `pt-BR`), in place of what the feed declares:
+    /// for a feed that declares none, or the wrong one. Stories stem its items in it.
+    pub language: Option<String>,
 }
 
 /// One `[[listings]]` entry: a paginated live listing watched for On Air / Off Air.
@@ -498,6 +501,7 @@ struct RawFeed {
     url: Option<String>,
     interval_secs: Option<i64>,
     lean: Option<bool>,
+    language: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1123,11 +1127,26 @@ fn validate_feeds(raw: &[RawFeed], check: &mut Check) -> Vec<FeedSource> {
             300,
             1..=7 * 86_400,
         ));
+        let language = feed.language.as_deref().map(str::trim).and_then(|tag| {
+            let valid = !tag.is_empty()
+                && tag.len() <= 35
+                && tag
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !valid {
+                check.problem(
+                    &key("language"),
+                    format!("must be a language tag such as \"de\" or \"pt-BR\" (got {tag:?})"),
+                );
+            }
+            valid.then(|| tag.to_string())
+        });
         feeds.push(FeedSource {
             name,
             url,
             interval,
             lean: feed.lean.unwrap_or(false),
+            language,
         });
     }
     feeds

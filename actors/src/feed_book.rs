@@ -245,7 +245,10 @@ impl FeedBook {
             },
         };
         match ferret::feed::parse(&reply.body, &options) {
-            Ok(feed) => {
+            Ok(mut feed) => {
+                if let Some(language) = &source.language {
+                    feed.language = Some(language.clone());
+                }
                 self.with(&source.name, |s| s.validators = reply.validators);
                 FetchOutcome::Fetched(Arc::new(Fetched {
                     charset,

@@ -249,7 +249,7 @@ async fn a_gzip_body_is_decoded() {
 }
 
 #[actix::test]
-async fn the_http_charset_and_lean_mode_reach_the_parser() {
+async fn the_http_charset_lean_mode_and_language_reach_the_parser() {
     // "Привет" in windows-1251, with no encoding in the XML declaration.
     let mut cyrillic = b"<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>".to_vec();
     cyrillic.extend_from_slice(&[0xCF, 0xF0, 0xE8, 0xE2, 0xE5, 0xF2]);
@@ -260,7 +260,7 @@ async fn the_http_charset_and_lean_mode_reach_the_parser() {
     });
     let mut fetch = FETCH.to_string();
     fetch.push_str(&format!(
-        "\n[[feeds]]\nname = \"lean\"\nurl = \"{}\"\nlean = true\n",
+        "\n[[feeds]]\nname = \"lean\"\nurl = \"{}\"\nlean = true\nlanguage = \"de-DE\"\n",
         server.url("/lean.xml")
     ));
     let h = Harness::start(&server, &fetch, &[("ru", "/ru.xml")]);
@@ -273,6 +273,10 @@ async fn the_http_charset_and_lean_mode_reach_the_parser() {
     };
     assert_eq!(fetched.feed.title.as_deref(), Some("Привет"));
     assert_eq!(fetched.feed.encoding, "windows-1251");
+    assert_eq!(
+        fetched.feed.language, None,
+        "it declares none, none is configured"
+    );
 
     let lean = h.fetch("lean").await.unwrap();
     let FetchOutcome::Fetched(fetched) = &lean.outcome else {
@@ -281,6 +285,8 @@ async fn the_http_charset_and_lean_mode_reach_the_parser() {
     let first = &fetched.feed.items[0];
     assert_eq!(first.title.as_deref(), Some("First"));
     assert_eq!(first.summary, None, "lean mode skips the summary");
+    // The configured language replaces what the feed declares, for stories to stem in.
+    assert_eq!(fetched.feed.language.as_deref(), Some("de-DE"));
 }
 
 #[actix::test]

@@ -155,6 +155,7 @@ interval_secs = 2
 name = "live"
 url = "https://live.example/listing?page=1"
 lean = true
+language = " pt-BR "
 "#;
     let settings = Settings::from_toml(text, None).unwrap();
     let fetch = &settings.fetch;
@@ -176,6 +177,8 @@ lean = true
     assert_eq!(settings.feeds[1].interval, Duration::from_secs(300));
     assert!(!settings.feeds[0].lean);
     assert!(settings.feeds[1].lean);
+    assert_eq!(settings.feeds[0].language, None);
+    assert_eq!(settings.feeds[1].language.as_deref(), Some("pt-BR"));
     assert!(
         settings.summary().ends_with("; 2 feeds; 0 listings"),
         "{}",
@@ -216,6 +219,7 @@ url = "http://example.com/a.xml"
 name = "a"
 url = "ftp://example.com/b.xml"
 interval_secs = 0
+language = "Deutsch, bitte"
 
 [[feeds]]
 url = "http://example.com/c.xml"
@@ -233,6 +237,7 @@ intervall = 5
         "feeds[1].name: `a` is already the name of feeds[0]",
         "feeds[1].url: `ftp://example.com/b.xml` is not an http:// or https:// URL with a host",
         "feeds[1].interval_secs: must be ≥ 1 (got 0)",
+        "feeds[1].language: must be a language tag such as \"de\" or \"pt-BR\" (got \"Deutsch, bitte\")",
         "feeds[2].name: missing: every [[feeds]] entry needs a name",
     ];
     for line in &expected {
