@@ -395,11 +395,9 @@ impl FerretPager {
                     .apply_snapshot(&last, self.per_page, requested_at, now);
                 self.end_at(end);
             }
-            Some(check @ EndCheck::Again(_)) if check.page() + 1 == page => {
+            // The page checked not read yet, or read once: the check goes on.
+            Some(check @ (EndCheck::Read(_) | EndCheck::Again(_))) if check.page() + 1 == page => {
                 self.end_check = Some(check);
-            }
-            Some(EndCheck::Read(checked)) if checked + 1 == page => {
-                self.end_check = Some(EndCheck::Read(checked));
             }
             _ if page > 1 => self.end_check = Some(EndCheck::Read(page - 1)),
             _ => {}

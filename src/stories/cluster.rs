@@ -57,7 +57,7 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::fuzzy::fuzzy_similarity;
-use super::lang::{LANGS, STEMMED};
+use super::lang::LANGS;
 use super::shingles::{containment, jaccard, shingles, LshIndex};
 use super::text::{strip_html, Analyzer, Lang, Words};
 
@@ -682,8 +682,8 @@ impl Clusterer {
     /// The languages the items were read in (named or detected), with their counts, the
     /// commonest first.
     pub fn languages(&self) -> Vec<(Lang, u32)> {
-        let mut counts: Vec<(Lang, u32)> = (STEMMED.iter().chain([&Lang::Other]))
-            .map(|&lang| (lang, self.languages[lang.index()]))
+        let mut counts: Vec<(Lang, u32)> = Lang::all()
+            .map(|lang| (lang, self.languages[lang.index()]))
             .filter(|&(_, count)| count > 0)
             .collect();
         counts.sort_by_key(|&(lang, count)| (std::cmp::Reverse(count), lang.index()));

@@ -35,26 +35,129 @@ pub enum Lang {
 /// The number of [`Lang`]s, [`Lang::Other`] included: [`Lang::index`] is below it.
 pub const LANGS: usize = 19;
 
+/// What the pipeline knows of a stemmed language.
+struct Known {
+    lang: Lang,
+    /// Its Snowball stemmer.
+    algorithm: Algorithm,
+    /// The whatlang language that detects it.
+    detected: whatlang::Lang,
+    /// The names a tag may give, the ISO 639-1 code first: ISO 639-2/T (which ISO 639-3
+    /// shares), the bibliographic ISO 639-2/B code where it differs, the English name.
+    names: &'static [&'static str],
+}
+
 /// The stemmed languages, in [`Lang::index`] order.
-pub const STEMMED: [Lang; LANGS - 1] = [
-    Lang::Arabic,
-    Lang::Danish,
-    Lang::Dutch,
-    Lang::English,
-    Lang::Finnish,
-    Lang::French,
-    Lang::German,
-    Lang::Greek,
-    Lang::Hungarian,
-    Lang::Italian,
-    Lang::Norwegian,
-    Lang::Portuguese,
-    Lang::Romanian,
-    Lang::Russian,
-    Lang::Spanish,
-    Lang::Swedish,
-    Lang::Tamil,
-    Lang::Turkish,
+const KNOWN: [Known; LANGS - 1] = [
+    Known {
+        lang: Lang::Arabic,
+        algorithm: Algorithm::Arabic,
+        detected: whatlang::Lang::Ara,
+        names: &["ar", "ara", "arabic"],
+    },
+    Known {
+        lang: Lang::Danish,
+        algorithm: Algorithm::Danish,
+        detected: whatlang::Lang::Dan,
+        names: &["da", "dan", "danish"],
+    },
+    Known {
+        lang: Lang::Dutch,
+        algorithm: Algorithm::Dutch,
+        detected: whatlang::Lang::Nld,
+        names: &["nl", "nld", "dut", "dutch"],
+    },
+    Known {
+        lang: Lang::English,
+        algorithm: Algorithm::English,
+        detected: whatlang::Lang::Eng,
+        names: &["en", "eng", "english"],
+    },
+    Known {
+        lang: Lang::Finnish,
+        algorithm: Algorithm::Finnish,
+        detected: whatlang::Lang::Fin,
+        names: &["fi", "fin", "finnish"],
+    },
+    Known {
+        lang: Lang::French,
+        algorithm: Algorithm::French,
+        detected: whatlang::Lang::Fra,
+        names: &["fr", "fra", "fre", "french"],
+    },
+    Known {
+        lang: Lang::German,
+        algorithm: Algorithm::German,
+        detected: whatlang::Lang::Deu,
+        names: &["de", "deu", "ger", "german"],
+    },
+    Known {
+        lang: Lang::Greek,
+        algorithm: Algorithm::Greek,
+        detected: whatlang::Lang::Ell,
+        names: &["el", "ell", "gre", "greek"],
+    },
+    Known {
+        lang: Lang::Hungarian,
+        algorithm: Algorithm::Hungarian,
+        detected: whatlang::Lang::Hun,
+        names: &["hu", "hun", "hungarian"],
+    },
+    Known {
+        lang: Lang::Italian,
+        algorithm: Algorithm::Italian,
+        detected: whatlang::Lang::Ita,
+        names: &["it", "ita", "italian"],
+    },
+    // Bokmål and Nynorsk: one stemmer.
+    Known {
+        lang: Lang::Norwegian,
+        algorithm: Algorithm::Norwegian,
+        detected: whatlang::Lang::Nob,
+        names: &["no", "nor", "nb", "nob", "nn", "nno", "norwegian"],
+    },
+    Known {
+        lang: Lang::Portuguese,
+        algorithm: Algorithm::Portuguese,
+        detected: whatlang::Lang::Por,
+        names: &["pt", "por", "portuguese"],
+    },
+    Known {
+        lang: Lang::Romanian,
+        algorithm: Algorithm::Romanian,
+        detected: whatlang::Lang::Ron,
+        names: &["ro", "ron", "rum", "romanian"],
+    },
+    Known {
+        lang: Lang::Russian,
+        algorithm: Algorithm::Russian,
+        detected: whatlang::Lang::Rus,
+        names: &["ru", "rus", "russian"],
+    },
+    Known {
+        lang: Lang::Spanish,
+        algorithm: Algorithm::Spanish,
+        detected: whatlang::Lang::Spa,
+        names: &["es", "spa", "spanish"],
+    },
+    Known {
+        lang: Lang::Swedish,
+        algorithm: Algorithm::Swedish,
+        detected: whatlang::Lang::Swe,
+        names: &["sv", "swe", "swedish"],
+    },
+    Known {
+        lang: Lang::Tamil,
+        algorithm: Algorithm::Tamil,
+        detected: whatlang::Lang::Tam,
+        names: &["ta", "tam", "tamil"],
+    },
+    Known {
+        lang: Lang::Turkish,
+        algorithm: Algorithm::Turkish,
+        detected: whatlang::Lang::Tur,
+        names: &["tr", "tur", "turkish"],
+    },
 ];
 
 impl Lang {
@@ -63,62 +166,29 @@ impl Lang {
         self as usize
     }
 
+    /// The stemmed languages, in [`Lang::index`] order.
+    pub fn stemmed() -> impl Iterator<Item = Lang> {
+        KNOWN.iter().map(|known| known.lang)
+    }
+
+    /// Every language, [`Lang::Other`] last: in [`Lang::index`] order.
+    pub fn all() -> impl Iterator<Item = Lang> {
+        Lang::stemmed().chain([Lang::Other])
+    }
+
+    /// What the pipeline knows of it; `None` for [`Lang::Other`].
+    fn known(self) -> Option<&'static Known> {
+        KNOWN.get(self.index())
+    }
+
     /// The ISO 639-1 code (`"en"`); `None` for [`Lang::Other`].
     pub fn code(self) -> Option<&'static str> {
-        self.names().map(|names| names[0])
+        self.known().map(|known| known.names[0])
     }
 
     /// The Snowball stemmer; `None` for [`Lang::Other`].
     pub fn algorithm(self) -> Option<Algorithm> {
-        use Algorithm as A;
-        Some(match self {
-            Lang::Arabic => A::Arabic,
-            Lang::Danish => A::Danish,
-            Lang::Dutch => A::Dutch,
-            Lang::English => A::English,
-            Lang::Finnish => A::Finnish,
-            Lang::French => A::French,
-            Lang::German => A::German,
-            Lang::Greek => A::Greek,
-            Lang::Hungarian => A::Hungarian,
-            Lang::Italian => A::Italian,
-            Lang::Norwegian => A::Norwegian,
-            Lang::Portuguese => A::Portuguese,
-            Lang::Romanian => A::Romanian,
-            Lang::Russian => A::Russian,
-            Lang::Spanish => A::Spanish,
-            Lang::Swedish => A::Swedish,
-            Lang::Tamil => A::Tamil,
-            Lang::Turkish => A::Turkish,
-            Lang::Other => return None,
-        })
-    }
-
-    /// The names a tag may give: ISO 639-1, ISO 639-2/T (which ISO 639-3 shares), the
-    /// bibliographic ISO 639-2/B code where it differs, and the English name.
-    fn names(self) -> Option<&'static [&'static str]> {
-        Some(match self {
-            Lang::Arabic => &["ar", "ara", "arabic"],
-            Lang::Danish => &["da", "dan", "danish"],
-            Lang::Dutch => &["nl", "nld", "dut", "dutch"],
-            Lang::English => &["en", "eng", "english"],
-            Lang::Finnish => &["fi", "fin", "finnish"],
-            Lang::French => &["fr", "fra", "fre", "french"],
-            Lang::German => &["de", "deu", "ger", "german"],
-            Lang::Greek => &["el", "ell", "gre", "greek"],
-            Lang::Hungarian => &["hu", "hun", "hungarian"],
-            Lang::Italian => &["it", "ita", "italian"],
-            // Bokmål and Nynorsk: one stemmer.
-            Lang::Norwegian => &["no", "nor", "nb", "nob", "nn", "nno", "norwegian"],
-            Lang::Portuguese => &["pt", "por", "portuguese"],
-            Lang::Romanian => &["ro", "ron", "rum", "romanian"],
-            Lang::Russian => &["ru", "rus", "russian"],
-            Lang::Spanish => &["es", "spa", "spanish"],
-            Lang::Swedish => &["sv", "swe", "swedish"],
-            Lang::Tamil => &["ta", "tam", "tamil"],
-            Lang::Turkish => &["tr", "tur", "turkish"],
-            Lang::Other => return None,
-        })
+        self.known().map(|known| known.algorithm)
     }
 
     /// The stemmed language a tag names: an ISO 639 code of two or three letters or an
@@ -126,36 +196,18 @@ impl Lang {
     /// `German`). `None` for a language without a stemmer here, or a tag that is not one.
     pub fn from_tag(tag: &str) -> Option<Lang> {
         let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
-        STEMMED.into_iter().find(|lang| {
-            lang.names()
-                .is_some_and(|names| names.contains(&primary.as_str()))
-        })
+        KNOWN
+            .iter()
+            .find(|known| known.names.contains(&primary.as_str()))
+            .map(|known| known.lang)
     }
 
     /// The stemmed language whatlang's `detected` is, else [`Lang::Other`].
     pub fn detected(detected: whatlang::Lang) -> Lang {
-        use whatlang::Lang as W;
-        match detected {
-            W::Ara => Lang::Arabic,
-            W::Dan => Lang::Danish,
-            W::Nld => Lang::Dutch,
-            W::Eng => Lang::English,
-            W::Fin => Lang::Finnish,
-            W::Fra => Lang::French,
-            W::Deu => Lang::German,
-            W::Ell => Lang::Greek,
-            W::Hun => Lang::Hungarian,
-            W::Ita => Lang::Italian,
-            W::Nob => Lang::Norwegian,
-            W::Por => Lang::Portuguese,
-            W::Ron => Lang::Romanian,
-            W::Rus => Lang::Russian,
-            W::Spa => Lang::Spanish,
-            W::Swe => Lang::Swedish,
-            W::Tam => Lang::Tamil,
-            W::Tur => Lang::Turkish,
-            _ => Lang::Other,
-        }
+        KNOWN
+            .iter()
+            .find(|known| known.detected == detected)
+            .map_or(Lang::Other, |known| known.lang)
     }
 
     /// The stop words, sorted (for binary search); empty for [`Lang::Other`]. English and
@@ -168,12 +220,10 @@ impl Lang {
             Lang::Russian => RUSSIAN_STOP_WORDS,
             Lang::Other => &[],
             _ => &NLTK.get_or_init(|| {
-                STEMMED
+                KNOWN
                     .iter()
-                    .map(|lang| {
-                        let mut words = lang
-                            .code()
-                            .and_then(stop_words::lookup)
+                    .map(|known| {
+                        let mut words = stop_words::lookup(known.names[0])
                             .map(<[&str]>::to_vec)
                             .unwrap_or_default();
                         words.sort_unstable();
@@ -421,14 +471,17 @@ mod tests {
     use super::*;
 
     /// Tables kept per language are indexed by [`Lang::index`]: the stemmed languages in
-    /// order, then [`Lang::Other`]; each has a stemmer and a code that names it again.
+    /// order, then [`Lang::Other`]; each has a stemmer, a code that names it again, and the
+    /// whatlang language that detects it.
     #[test]
     fn indexes_codes_and_stemmers_agree() {
-        for (i, lang) in STEMMED.into_iter().enumerate() {
+        for (i, lang) in Lang::stemmed().enumerate() {
             assert_eq!(lang.index(), i);
             assert!(lang.algorithm().is_some(), "{lang:?}");
             assert_eq!(lang.code().and_then(Lang::from_tag), Some(lang));
+            assert_eq!(Lang::detected(KNOWN[i].detected), lang);
         }
+        assert_eq!(Lang::all().count(), LANGS);
         assert_eq!(Lang::Other.index(), LANGS - 1);
         assert_eq!(Lang::Other.code(), None);
     }

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use unicode_segmentation::UnicodeSegmentation;
 
 pub use super::lang::Lang;
-use super::lang::{LANGS, STEMMED};
+use super::lang::LANGS;
 
 /// Turns text into terms. Holds the stemmers and a cache of stems; build one and reuse it.
 pub struct Analyzer {
@@ -49,9 +49,8 @@ impl Default for Analyzer {
 impl Analyzer {
     /// An analyzer with a stemmer for each language of [`Lang`].
     pub fn new() -> Analyzer {
-        let stemmers = STEMMED
-            .iter()
-            .filter_map(|lang| lang.algorithm())
+        let stemmers = Lang::stemmed()
+            .filter_map(Lang::algorithm)
             .map(Stemmer::create)
             .collect();
         Analyzer {
@@ -422,7 +421,7 @@ mod tests {
 
     #[test]
     fn stop_word_lists_are_sorted() {
-        for lang in STEMMED {
+        for lang in Lang::stemmed() {
             let words = lang.stop_words();
             assert!(words.windows(2).all(|w| w[0] < w[1]), "{lang:?}");
             assert!(words.len() >= 20, "{lang:?}: {}", words.len());
