@@ -523,6 +523,7 @@ struct RawListing {
     settle_ms: Option<i64>,
     batch_wait_ms: Option<i64>,
     sweep_share: Option<f64>,
+    read_timeout_ms: Option<i64>,
     total_element: Option<String>,
     events_file: Option<String>,
     events_stdout: Option<bool>,
@@ -1244,6 +1245,11 @@ fn validate_listings(
         );
         let settle = ms("settle_ms", listing.settle_ms, defaults.settle);
         let batch_wait = ms("batch_wait_ms", listing.batch_wait_ms, defaults.batch_wait);
+        let read_timeout = ms(
+            "read_timeout_ms",
+            listing.read_timeout_ms,
+            defaults.read_timeout,
+        );
         let mut share = |field: &str, value: Option<f64>, default: f64| match value {
             None => default,
             Some(v) if (0.0..=1.0).contains(&v) => v,
@@ -1291,6 +1297,7 @@ fn validate_listings(
             settle,
             batch_wait,
             sweep_share,
+            read_timeout,
             ..defaults
         };
         let total_element = match listing.total_element.as_deref().map(str::trim) {

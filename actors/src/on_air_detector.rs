@@ -257,6 +257,7 @@ impl Handle<ListingTick> for OnAirDetector {
         watch.busy = true;
         let url = watch.source.page_url(page);
         let total_element = watch.source.total_element.clone();
+        let timeout = Duration::from_millis(watch.source.params.read_timeout.max(1) as u64);
         let (client, board, route) = (
             self.wiring.client.clone(),
             self.wiring.board.clone(),
@@ -265,7 +266,15 @@ impl Handle<ListingTick> for OnAirDetector {
         let (index, parent, listing) = (cx.instance(), cx.message_id(), msg.listing);
         debug!(%listing, page, %url, "Reading a listing page.");
         spawn(cx, async move {
-            let outcome = read_page(&client, &url, page, total_element.as_ref()).await;
+            let read = read_page(&client, &url, page, total_element.as_ref());
+            let outcome = actix_rt::time::timeout(timeout, read)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "no answer within the read timeout ({} ms)",
+                        timeout.as_millis()
+                    ))
+                });
             let (outcome, undated) = match outcome {
                 Ok((view, undated)) => (ReadOutcome::Page(view), undated),
                 Err(cause) => {

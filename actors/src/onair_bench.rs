@@ -28,6 +28,11 @@ pub struct OnAirBenchArgs {
     /// listing's time.
     #[arg(long, default_value_t = 1)]
     pub time_scale: u32,
+    /// A read not answered within this many seconds of the real listing's time has failed
+    /// (default: 10, scaled with `--time-scale` but not under 1 s of the compressed clock, as
+    /// the daemon's `read_timeout_ms`). Matters on scenarios with hung reads.
+    #[arg(long)]
+    pub read_timeout_secs: Option<f64>,
     /// Print the reports as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -72,11 +77,19 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
     );
     let scale = args.time_scale;
     let listing = scenario.compressed(f64::from(scale));
-    let params = Params {
+    let mut params = Params {
         per_page: scenario.per_page,
         budget_per_hour: args.budget.saturating_mul(scale),
         ..Params::for_frame(listing.frame())
     };
+    if let Some(secs) = args.read_timeout_secs {
+        anyhow::ensure!(
+            secs.is_finite() && secs > 0.0 && secs <= 86_400.0,
+            "--read-timeout-secs must lie in (0, 86400]"
+        );
+        params.read_timeout =
+            ((secs * SECOND as f64) / f64::from(scale)).round().max(1.0) as Millis;
+    }
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL
             .iter()

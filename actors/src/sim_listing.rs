@@ -6,14 +6,14 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /recent/rss?p=N` | page `N` (≥ 1, default 1) as RSS 2.0 like Niconico Live's: `nicolive:total_count` in the channel, one item per broadcast (`guid` `lvNNN`, `pubDate` = reservation); a simulated failed read is a `503` with `Retry-After: 1`, a bad `p` a `400` |
+//! | `GET /recent/rss?p=N` | page `N` (≥ 1, default 1) as RSS 2.0 like Niconico Live's: `nicolive:total_count` in the channel, one item per broadcast (`guid` `lvNNN`, `pubDate` = reservation); a simulated failed read is a `503` with `Retry-After: 1` (a hung one too, after the scenario's `hang_ms`), a bad `p` a `400` |
 //! | `GET /healthz` | `ok` |
 //!
 //! The world is the core's [`World`], generated once at start-up from a [`Scenario`]
 //! compressed `--time-scale` times (a 30-minute frame lasts 90 s at ×20) for `--hours` of real
 //! time from now; after that no broadcast starts and the listing empties. Each request moves
 //! the world to the real time it arrives at and answers with the scenario's faults (failed
-//! reads, empty pages under the true total).
+//! reads, empty pages under the true total, reads held unanswered).
 //!
 //! On SIGINT or SIGTERM the server stops and, with `--truth FILE`, the ground truth is written
 //! as JSON lines: every broadcast on air at some time between start-up and exit (see
@@ -25,14 +25,15 @@ use std::io::{BufWriter, Write as _};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use actix_rt::signal::unix::{signal, SignalKind};
 use actix_web::http::StatusCode;
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use anyhow::Context as _;
 use chrono::{DateTime, SecondsFormat, Utc};
-use ferret::listing::sim::{Broadcast, Ending, Scenario, World};
-use ferret::listing::{Millis, PageView, ReadOutcome, HOUR};
+use ferret::listing::sim::{Broadcast, Ending, Scenario, Served, World};
+use ferret::listing::{Millis, PageView, HOUR};
 use quick_xml::escape::escape;
 use serde::Serialize;
 
@@ -192,20 +193,29 @@ async fn recent(state: web::Data<State>, request: HttpRequest) -> HttpResponse {
         Ok(page) => page,
         Err(message) => return text(StatusCode::BAD_REQUEST, &message),
     };
-    let outcome = state
+    let served = state
         .world
         .lock()
         .unwrap_or_else(|err| err.into_inner())
         .serve(page, unix_millis());
-    match outcome {
-        ReadOutcome::Failed => HttpResponse::ServiceUnavailable()
-            .insert_header(("Retry-After", "1"))
-            .content_type("text/plain; charset=utf-8")
-            .body("simulated read failure\n"),
-        ReadOutcome::Page(view) => HttpResponse::Ok()
+    match served {
+        Served::Page(view) => HttpResponse::Ok()
             .content_type("application/rss+xml; charset=utf-8")
             .body(rss(&view, &state.title, &state.link)),
+        Served::Failed => failed_read(),
+        Served::Hung(held) => {
+            actix_rt::time::sleep(Duration::from_millis(held.max(0) as u64)).await;
+            failed_read()
+        }
     }
+}
+
+/// A simulated failed read.
+fn failed_read() -> HttpResponse {
+    HttpResponse::ServiceUnavailable()
+        .insert_header(("Retry-After", "1"))
+        .content_type("text/plain; charset=utf-8")
+        .body("simulated read failure\n")
 }
 
 /// The page number in a query string: `p`, 1 when absent.

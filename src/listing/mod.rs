@@ -175,7 +175,14 @@ pub struct Params {
     pub reserve: u32,
     /// The most reads the budget lets accumulate while idle.
     pub burst: u32,
+    /// A read not answered within this has failed (the shell gives up on it; the simulator's
+    /// hung reads end here). Scaled with the frame, but never under [`MIN_READ_TIMEOUT`].
+    pub read_timeout: Millis,
 }
+
+/// The shortest default read timeout: a read from a time-compressed listing on a busy
+/// machine may take a few hundred milliseconds however fast the listing runs.
+pub const MIN_READ_TIMEOUT: Millis = SECOND;
 
 impl Default for Params {
     fn default() -> Self {
@@ -195,6 +202,7 @@ impl Default for Params {
             sweep_share: 0.27,
             reserve: 3,
             burst: 8,
+            read_timeout: 10 * SECOND,
         }
     }
 }
@@ -214,6 +222,7 @@ impl Params {
             head_interval: scale(self.head_interval),
             settle: scale(self.settle),
             batch_wait: scale(self.batch_wait),
+            read_timeout: scale(self.read_timeout).max(MIN_READ_TIMEOUT.min(self.read_timeout)),
             ..self.clone()
         }
     }
@@ -232,6 +241,7 @@ impl Params {
             head_interval: scale(defaults.head_interval),
             settle: scale(defaults.settle),
             batch_wait: scale(defaults.batch_wait),
+            read_timeout: scale(defaults.read_timeout).max(MIN_READ_TIMEOUT),
             ..defaults
         }
     }

@@ -303,6 +303,10 @@ events_file = "events.jsonl"
         fast.params,
         ferret::listing::Params::default().compressed(20)
     );
+    // The read timeout scales too, but not under a second: a local read on a busy machine
+    // may take a few hundred milliseconds however fast the listing runs.
+    assert_eq!(real.params.read_timeout, 10_000);
+    assert_eq!(fast.params.read_timeout, 1_000);
     assert_eq!(fast.total_element, None);
     assert_eq!(
         fast.events_file.as_deref(),
@@ -319,6 +323,7 @@ name = "a"
 url = "http://example.com/recent"
 frame_secs = 0
 sweep_share = 2.0
+read_timeout_ms = 0
 strategy = "psychic"
 
 [[listings]]
@@ -330,6 +335,7 @@ name = "a"
         "listings[0].url",
         "listings[0].frame_secs",
         "listings[0].sweep_share",
+        "listings[0].read_timeout_ms",
         "listings[0].strategy",
         "listings[1].name",
         "listings[1].url",

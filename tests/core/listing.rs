@@ -968,7 +968,7 @@ fn ferret_reads_the_head_every_interval_at_the_peak() {
             if page == 1 && now >= from {
                 head_reads.push(now);
             }
-            let (outcome, done) = world.read(page, now);
+            let (outcome, done) = world.read(page, now, params.read_timeout);
             now = done;
             detector.handle_read(now, outcome);
             continue;
@@ -1382,6 +1382,43 @@ fn sim_run_ferret_at_the_peak_without_a_total() {
     }
 }
 
+/// A listing that holds some reads without an answer (2 % here, each for ten minutes): the
+/// read timeout, which scales with the frame, lets ferret go on reading. Before, the daemon
+/// waited out the fetch timeout (30 s); on a listing run 20 times faster that is ten minutes
+/// of the listing, and nearly every frame end slipped.
+#[test]
+fn sim_run_ferret_gives_up_on_hung_reads() {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    scenario.reads.hung = 0.02;
+    scenario.seed = 2;
+    let scale = 20;
+    let listing = scenario.compressed(f64::from(scale));
+    let run = |params: &Params| {
+        sim::run(
+            Strategy::Ferret,
+            params,
+            &listing,
+            3 * HOUR / Millis::from(scale),
+        )
+        .scaled(scale)
+    };
+    let params = Params::default().compressed(scale);
+    assert_eq!(params.read_timeout, ferret::listing::MIN_READ_TIMEOUT);
+    let report = run(&params);
+    assert_eq!(report.false_off_air, 0, "{report:#?}");
+    assert_eq!(report.slipped, 0, "{report:#?}");
+    assert_eq!(report.on_air_duplicates, 0, "{report:#?}");
+    assert!(report.on_air_p95 <= 45.0, "{report:#?}");
+    assert!(report.frame_ends > 4_000, "{report:#?}");
+
+    let waiting = run(&Params {
+        read_timeout: 30 * SECOND,
+        ..params
+    });
+    assert_eq!(waiting.false_off_air, 0, "{waiting:#?}");
+    assert!(waiting.slipped > 1_000, "{waiting:#?}");
+}
+
 /// Found by fuzzing: a `start_hour` far outside the day overflowed the virtual start time. It
 /// is now refused with the key named.
 #[test]
@@ -1631,12 +1668,13 @@ fn ferret_never_wakes_for_a_read_it_will_not_make() {
     let t0 = scenario.virtual_t0();
     let end = t0 + 90 * MINUTE;
     let mut world = World::new(&scenario, t0, 100 * MINUTE);
+    let timeout = params.read_timeout;
     let mut detector = pager(Strategy::Ferret, params, Book::new());
     let (mut now, mut reads, mut spins) = (t0, 0, 0);
     while now < end {
         while detector.poll_event().is_some() {}
         if let Some(page) = detector.poll_read(now) {
-            let (outcome, done) = world.read(page, now);
+            let (outcome, done) = world.read(page, now, timeout);
             now = done;
             detector.handle_read(now, outcome);
             reads += 1;

@@ -240,3 +240,50 @@ fn a_kill_9_neither_repeats_nor_loses_an_event() {
     // restart's few hundred milliseconds, well inside the grace.)
     score(&events, &truth, started + WARM_UP_MS, stopped);
 }
+
+/// A listing that holds some reads without an answer (each for ten minutes of its time, ten
+/// seconds at ×60): the daemon gives up on them at its read timeout and keeps every rule.
+/// Before, it waited for the fetch timeout or the listing's late 503, and frame ends slipped.
+#[test]
+fn the_daemon_gives_up_on_hung_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scenario, truth, events) = (
+        dir.path().join("hung.toml"),
+        dir.path().join("truth.jsonl"),
+        dir.path().join("events.jsonl"),
+    );
+    let quiet = r#"
+name = "quiet-hung"
+seed = 5
+
+[starts]
+off_peak_per_hour = 700
+peak_per_hour = 2200
+peak_hour = 22
+start_hour = 8
+
+[reads]
+hung = 0.005
+"#;
+    std::fs::write(&scenario, quiet).unwrap();
+    let sim = SimListing::start(scenario.to_str().unwrap(), &truth);
+    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events));
+    let started = now_ms();
+    std::thread::sleep(Duration::from_secs(60));
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+    let stopped = now_ms();
+    sim.stop();
+
+    let given_up = daemon
+        .logs()
+        .into_iter()
+        .filter(|v| {
+            v["fields"]["cause"]
+                .as_str()
+                .is_some_and(|cause| cause.contains("read timeout"))
+        })
+        .count();
+    score(&events, &truth, started + WARM_UP_MS, stopped);
+    assert!(given_up > 0, "no read was given up on");
+}

@@ -244,32 +244,57 @@ impl World {
         }
     }
 
-    /// A read of `page` requested at `at`: returns the outcome and when it completes. The page
-    /// is rendered halfway through the read; the world moves on to it.
-    pub fn read(&mut self, page: u32, at: Millis) -> (ReadOutcome, Millis) {
+    /// A read of `page` requested at `at` by a reader that gives up after `timeout`: returns
+    /// the outcome and when it completes. The page is rendered halfway through the read; the
+    /// world moves on to it. A read that takes longer than `timeout` (a hung one, or one whose
+    /// latency exceeds it) fails at `at + timeout`.
+    pub fn read(&mut self, page: u32, at: Millis, timeout: Millis) -> (ReadOutcome, Millis) {
         let reads = &self.scenario.reads;
         let latency = self
             .rng
             .random_range(reads.latency_min_ms..=reads.latency_max_ms)
             .round() as Millis;
-        let outcome = self.serve(page, at + latency / 2);
-        (outcome, at + latency.max(1))
+        let (outcome, took) = match self.serve(page, at + latency / 2) {
+            Served::Page(view) => (ReadOutcome::Page(view), latency),
+            Served::Failed => (ReadOutcome::Failed, latency),
+            Served::Hung(held) => (ReadOutcome::Failed, held),
+        };
+        if took > timeout {
+            (ReadOutcome::Failed, at + timeout.max(1))
+        } else {
+            (outcome, at + took.max(1))
+        }
     }
 
     /// The page as the listing serves it at `at` (the world moves on to it), with the
-    /// scenario's faults: a failed read, or an empty page under the true total.
-    pub fn serve(&mut self, page: u32, at: Millis) -> ReadOutcome {
+    /// scenario's faults: a failed read, an empty page under the true total, or a hung read.
+    pub fn serve(&mut self, page: u32, at: Millis) -> Served {
         self.advance(at);
-        let (failed, empty) = (self.scenario.reads.failed, self.scenario.reads.empty);
+        let reads = &self.scenario.reads;
+        let (failed, empty, hung) = (reads.failed, reads.empty, reads.hung);
+        let hang = reads.hang_ms.round() as Millis;
         let fault: f64 = self.rng.random();
         if fault < failed {
-            ReadOutcome::Failed
+            Served::Failed
         } else if fault < failed + empty {
-            ReadOutcome::Page(ReadOutcome::empty(page, self.total()))
+            Served::Page(ReadOutcome::empty(page, self.total()))
+        } else if fault < failed + empty + hung {
+            Served::Hung(hang)
         } else {
-            ReadOutcome::Page(self.page(page))
+            Served::Page(self.page(page))
         }
     }
+}
+
+/// What the listing does with one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Served {
+    /// It answers with this page.
+    Page(PageView),
+    /// It answers with an error.
+    Failed,
+    /// It holds the request this long, then answers with an error.
+    Hung(Millis),
 }
 
 fn gap(bands: &[GapBand], rng: &mut SmallRng) -> Millis {

@@ -109,6 +109,11 @@ pub struct Reads {
     pub failed: f64,
     /// Share of reads that come back with no items although the total says otherwise.
     pub empty: f64,
+    /// Share of reads the listing holds without an answer for `hang_ms` before it fails them
+    /// (a reader gives up on them at its read timeout).
+    pub hung: f64,
+    /// How long a hung read is held, milliseconds.
+    pub hang_ms: f64,
     /// Shortest read, milliseconds; the page is rendered halfway through.
     pub latency_min_ms: f64,
     /// Longest read, milliseconds.
@@ -123,6 +128,8 @@ impl Default for Reads {
         Reads {
             failed: 0.01,
             empty: 0.01,
+            hung: 0.0,
+            hang_ms: 600_000.0,
             latency_min_ms: 200.0,
             latency_max_ms: 1_500.0,
             total: true,
@@ -294,8 +301,15 @@ impl Scenario {
             .collect();
         let reads = &self.reads;
         check(
-            share(reads.failed) && share(reads.empty) && reads.failed + reads.empty <= 1.0,
-            "reads: failed and empty must be shares adding up to ≤ 1",
+            share(reads.failed)
+                && share(reads.empty)
+                && share(reads.hung)
+                && reads.failed + reads.empty + reads.hung <= 1.0,
+            "reads: failed, empty and hung must be shares adding up to ≤ 1",
+        );
+        check(
+            0.0 < reads.hang_ms && reads.hang_ms <= 86_400_000.0,
+            "reads: need 0 < hang_ms ≤ 86400000",
         );
         check(
             0.0 <= reads.latency_min_ms
@@ -337,6 +351,7 @@ impl Scenario {
         }
         scenario.reads.latency_min_ms /= factor;
         scenario.reads.latency_max_ms /= factor;
+        scenario.reads.hang_ms /= factor;
         scenario.time_scale *= factor;
         scenario
     }

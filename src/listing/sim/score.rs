@@ -163,7 +163,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
             break;
         }
         if let Some(page) = detector.poll_read(now) {
-            let (outcome, done) = world.read(page, now);
+            let (outcome, done) = world.read(page, now, params.read_timeout);
             reads.push(now);
             now = done;
             detector.handle_read(now, outcome);
