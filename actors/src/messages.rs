@@ -490,6 +490,9 @@ pub struct ListingPageRead {
     pub listing: String,
     /// The page, or the failure.
     pub outcome: ferret::listing::ReadOutcome,
+    /// How long the listing took to answer, milliseconds; `None` when it did not answer
+    /// within the read timeout.
+    pub answered_in: Option<ferret::listing::Millis>,
 }
 
 // ---------------------------------------------------------------------------------------

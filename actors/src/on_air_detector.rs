@@ -15,14 +15,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::{AsyncContext as _, SpawnHandle};
 use ferret::config::ListingSource;
 use ferret::feed::ParseOptions;
 use ferret::fetch::{charset_of, Validators};
 use ferret::listing::{pager, view_from_feed, Book, EventKind, EventRecord, Millis, Pager};
-use ferret::listing::{ReadOutcome, HOUR, SECOND};
+use ferret::listing::{ReadOutcome, ReadTime, HOUR, SECOND};
 use ferret::Role;
 use tracing::{debug, error, info, warn, Instrument as _};
 
@@ -81,6 +81,8 @@ struct Watch {
     sink: Arc<Mutex<EventSink>>,
     /// A load, a read, or the emission of a read's events is under way.
     busy: bool,
+    /// How long the listing takes to answer (its slowness lengthens the read timeout).
+    answered: ReadTime,
     timer: Option<SpawnHandle>,
 }
 
@@ -103,6 +105,7 @@ impl OnAirDetector {
                         source: source.clone(),
                         pager: None,
                         busy: false,
+                        answered: ReadTime::default(),
                         timer: None,
                     },
                 );
@@ -257,7 +260,8 @@ impl Handle<ListingTick> for OnAirDetector {
         watch.busy = true;
         let url = watch.source.page_url(page);
         let total_element = watch.source.total_element.clone();
-        let timeout = Duration::from_millis(watch.source.params.read_timeout.max(1) as u64);
+        let timeout = watch.answered.timeout(watch.source.params.read_timeout);
+        let timeout = Duration::from_millis(timeout.max(1) as u64);
         let (client, board, route) = (
             self.wiring.client.clone(),
             self.wiring.board.clone(),
@@ -266,15 +270,18 @@ impl Handle<ListingTick> for OnAirDetector {
         let (index, parent, listing) = (cx.instance(), cx.message_id(), msg.listing);
         debug!(%listing, page, %url, "Reading a listing page.");
         spawn(cx, async move {
+            let began = Instant::now();
             let read = read_page(&client, &url, page, total_element.as_ref());
-            let outcome = actix_rt::time::timeout(timeout, read)
-                .await
-                .unwrap_or_else(|_| {
+            let (outcome, answered_in) = match actix_rt::time::timeout(timeout, read).await {
+                Ok(outcome) => (outcome, Some(began.elapsed().as_millis() as Millis)),
+                Err(_) => (
                     Err(format!(
                         "no answer within the read timeout ({} ms)",
                         timeout.as_millis()
-                    ))
-                });
+                    )),
+                    None,
+                ),
+            };
             let (outcome, undated) = match outcome {
                 Ok((view, undated)) => (ReadOutcome::Page(view), undated),
                 Err(cause) => {
@@ -286,7 +293,14 @@ impl Handle<ListingTick> for OnAirDetector {
                 warn!(%listing, %url, undated, "Listing items without a usable pubDate were left out.");
             }
             board.count_read(&listing, matches!(outcome, ReadOutcome::Page(_)), undated);
-            let read = caused_by(parent, ListingPageRead { listing, outcome });
+            let read = caused_by(
+                parent,
+                ListingPageRead {
+                    listing,
+                    outcome,
+                    answered_in,
+                },
+            );
             if let Err(err) = route.do_send_to(index, read) {
                 warn!(error = %err, "Could not hand a listing page to its detector.");
             }
@@ -302,6 +316,9 @@ impl Handle<ListingPageRead> for OnAirDetector {
         let Some(watch) = self.watches.get_mut(&msg.listing) else {
             return;
         };
+        if let Some(took) = msg.answered_in {
+            watch.answered.observe(took);
+        }
         let Some(detector) = watch.pager.as_mut() else {
             return;
         };

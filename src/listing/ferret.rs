@@ -41,7 +41,9 @@ use std::sync::Arc;
 
 use super::walk::Walk;
 use super::PageView;
-use super::{Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, HOUR};
+use super::{
+    Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, ReadTime, HOUR,
+};
 
 /// Why a read was made.
 #[derive(Debug, Clone)]
@@ -119,31 +121,6 @@ struct DueMiss {
     page: u32,
     /// Where the key lies: +1 below the page, −1 above it.
     step: i32,
-}
-
-/// How long reads take, from the latest: running mean and mean absolute deviation (weight ⅛
-/// for the newest).
-#[derive(Debug, Clone, Copy, Default)]
-struct ReadTime {
-    mean: Millis,
-    deviation: Millis,
-}
-
-impl ReadTime {
-    fn observe(&mut self, took: Millis) {
-        let took = took.max(0);
-        if self.mean == 0 && self.deviation == 0 {
-            self.mean = took;
-            return;
-        }
-        self.deviation += ((took - self.mean).abs() - self.deviation) / 8;
-        self.mean += (took - self.mean) / 8;
-    }
-
-    /// A duration few reads exceed.
-    fn long(&self) -> Millis {
-        self.mean + 2 * self.deviation
-    }
 }
 
 /// One sweep read in this many goes below the recent region.

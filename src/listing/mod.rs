@@ -247,6 +247,44 @@ impl Params {
     }
 }
 
+/// How long reads take, from the latest: running mean and mean absolute deviation (weight ⅛
+/// for the newest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadTime {
+    mean: Millis,
+    deviation: Millis,
+}
+
+/// A listing whose answered reads take long is given this many times as long before a read
+/// counts as failed.
+const SLOW_READ_MARGIN: Millis = 4;
+
+impl ReadTime {
+    /// A read that took `took`.
+    pub fn observe(&mut self, took: Millis) {
+        let took = took.max(0);
+        if self.mean == 0 && self.deviation == 0 {
+            self.mean = took;
+            return;
+        }
+        self.deviation += ((took - self.mean).abs() - self.deviation) / 8;
+        self.mean += (took - self.mean) / 8;
+    }
+
+    /// A duration few reads exceed.
+    pub fn long(&self) -> Millis {
+        self.mean + 2 * self.deviation
+    }
+
+    /// How long the next read may take before it counts as failed, when this tracks the reads
+    /// that were answered: `configured`, or four times [`ReadTime::long`] if that is longer, so
+    /// that a listing that is slow rather than stuck (say, a time-compressed one whose reads
+    /// keep their real duration) is not cut short.
+    pub fn timeout(&self, configured: Millis) -> Millis {
+        configured.max(SLOW_READ_MARGIN.saturating_mul(self.long()))
+    }
+}
+
 /// The sans-IO interface of every listing strategy.
 ///
 /// At most one read is outstanding: after [`Pager::poll_read`] returned a page, the caller

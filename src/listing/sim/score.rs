@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{Broadcast, Ending, Scenario, World};
-use crate::listing::{pager, Book, EventKind, Millis, Params, Strategy, HOUR, MINUTE};
+use crate::listing::{pager, Book, EventKind, Millis, Params, ReadTime, Strategy, HOUR, MINUTE};
 
 /// A detector's score on one scenario.
 ///
@@ -151,6 +151,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
     let mut now = t0;
     let mut reads = Vec::new();
     let mut events = Vec::new();
+    let mut answered = ReadTime::default();
     loop {
         while let Some(event) = detector.poll_event() {
             events.push(Reported {
@@ -163,7 +164,12 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
             break;
         }
         if let Some(page) = detector.poll_read(now) {
-            let (outcome, done) = world.read(page, now, params.read_timeout);
+            // As the daemon does: a slow listing's reads are given longer.
+            let timeout = answered.timeout(params.read_timeout);
+            let (outcome, done) = world.read(page, now, timeout);
+            if done - now < timeout {
+                answered.observe(done - now);
+            }
             reads.push(now);
             now = done;
             detector.handle_read(now, outcome);
