@@ -283,7 +283,7 @@ impl Handle<ListingTick> for OnAirDetector {
                 ),
             };
             let (outcome, undated) = match outcome {
-                Ok((view, undated)) => (ReadOutcome::Page(view), undated),
+                Ok((outcome, undated)) => (outcome, undated),
                 Err(cause) => {
                     warn!(%listing, %url, %cause, "Listing read failed.");
                     (ReadOutcome::Failed, 0)
@@ -423,19 +423,27 @@ fn caused_by<M>(parent: Option<crate::messages::MessageId>, payload: M) -> Envel
     }
 }
 
-/// Reads and parses one listing page.
+/// Reads and parses one listing page, with the count of items left out for want of a date.
+/// A page the listing says does not exist (404, 410) is [`ReadOutcome::not_found`]: what
+/// many paginators answer past the last page.
 async fn read_page(
     client: &HttpClient,
     url: &str,
     page: u32,
     total_element: Option<&(String, String)>,
-) -> Result<(ferret::listing::PageView, usize), String> {
+) -> Result<(ReadOutcome, usize), String> {
     let reply = client
         .get(url, &Validators::default())
         .await
         .map_err(|failure| format!("{} ({})", failure.error, failure.cause))?;
-    if reply.status != 200 {
-        return Err(format!("HTTP status {}", reply.status));
+    match reply.status {
+        200 => {}
+        // Page 1 always exists: its absence is a wrong URL, not the end of the list.
+        404 | 410 if page > 1 => {
+            debug!(%url, status = reply.status, "Listing page not found: read as past the end.");
+            return Ok((ReadOutcome::not_found(page), 0));
+        }
+        status => return Err(format!("HTTP status {status}")),
     }
     let options = ParseOptions {
         http_charset: reply.content_type.as_deref().and_then(charset_of),
@@ -445,5 +453,6 @@ async fn read_page(
     };
     let feed = ferret::feed::parse(&reply.body, &options).map_err(|err| err.to_string())?;
     let total = total_element.map(|(prefix, name)| (prefix.as_str(), name.as_str()));
-    Ok(view_from_feed(page, &feed, total))
+    let (view, undated) = view_from_feed(page, &feed, total);
+    Ok((ReadOutcome::Page(view), undated))
 }

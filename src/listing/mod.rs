@@ -88,6 +88,15 @@ impl ReadOutcome {
             items: Vec::new(),
         }
     }
+
+    /// A page the listing says does not exist (HTTP 404 or 410), as many a paginator answers
+    /// past the last page: an empty page without a total. It proves what an empty page
+    /// proves without a total, no more: the end of the list only after the page before it was
+    /// read short twice alike, and nothing at all when it comes in place of a page that has
+    /// items (the empty page's rules guard against that fault already).
+    pub fn not_found(page: u32) -> ReadOutcome {
+        ReadOutcome::Page(ReadOutcome::empty(page, None))
+    }
 }
 
 /// What a detector reports.

@@ -241,19 +241,23 @@ fn a_kill_9_neither_repeats_nor_loses_an_event() {
     score(&events, &truth, started + WARM_UP_MS, stopped);
 }
 
-/// A listing that holds some reads without an answer (each for ten minutes of its time, ten
-/// seconds at ×60): the daemon gives up on them at its read timeout and keeps every rule.
-/// Before, it waited for the fetch timeout or the listing's late 503, and frame ends slipped.
+/// A listing that misbehaves in ways the real one did not: it holds some reads without an
+/// answer (each for ten minutes of its time, ten seconds at ×60), gives no total, and answers
+/// a page past the end of its list with a 404. The daemon gives up on the hung reads at its
+/// read timeout and takes the 404 for an empty page, and keeps every rule. Before, it waited
+/// for the fetch timeout or the listing's late 503 (56 frame ends slipped in a minute), and
+/// took the 404 for a failed read, so the end of the list was never proven (on the bench,
+/// thousands of frame ends slipped).
 #[test]
-fn the_daemon_gives_up_on_hung_reads() {
+fn the_daemon_keeps_the_rules_on_a_misbehaving_listing() {
     let dir = tempfile::tempdir().unwrap();
     let (scenario, truth, events) = (
-        dir.path().join("hung.toml"),
+        dir.path().join("misbehaving.toml"),
         dir.path().join("truth.jsonl"),
         dir.path().join("events.jsonl"),
     );
     let quiet = r#"
-name = "quiet-hung"
+name = "quiet-misbehaving"
 seed = 5
 
 [starts]
@@ -264,6 +268,8 @@ start_hour = 8
 
 [reads]
 hung = 0.005
+total = false
+past_end = "not_found"
 "#;
     std::fs::write(&scenario, quiet).unwrap();
     let sim = SimListing::start(scenario.to_str().unwrap(), &truth);

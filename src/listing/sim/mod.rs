@@ -22,7 +22,7 @@ use rand::{Rng, SeedableRng};
 
 pub use files::{read_events, read_truth, truth_until};
 pub use oracle::{lower_bound, LowerBound};
-pub use scenario::{Ends, GapBand, Reads, Scenario, Starts, BUILT_IN};
+pub use scenario::{Ends, GapBand, PastEnd, Reads, Scenario, Starts, BUILT_IN};
 pub use score::{run, score, Report, Reported, Truth, Window};
 
 use super::{Listed, Millis, PageView, ReadOutcome, HOUR, MINUTE, SECOND};
@@ -256,6 +256,7 @@ impl World {
             .round() as Millis;
         let (outcome, took) = match self.serve(page, at + latency / 2) {
             Served::Page(view) => (ReadOutcome::Page(view), latency),
+            Served::NotFound(page) => (ReadOutcome::not_found(page), latency),
             Served::Failed => (ReadOutcome::Failed, latency),
             Served::Hung(held) => (ReadOutcome::Failed, held),
         };
@@ -267,7 +268,8 @@ impl World {
     }
 
     /// The page as the listing serves it at `at` (the world moves on to it), with the
-    /// scenario's faults: a failed read, an empty page under the true total, or a hung read.
+    /// scenario's faults: a failed read, an empty page under the true total, or a hung read;
+    /// a page past the end is empty, or not found (`[reads] past_end`).
     pub fn serve(&mut self, page: u32, at: Millis) -> Served {
         self.advance(at);
         let reads = &self.scenario.reads;
@@ -281,7 +283,13 @@ impl World {
         } else if fault < failed + empty + hung {
             Served::Hung(hang)
         } else {
-            Served::Page(self.page(page))
+            let view = self.page(page);
+            let past_end = view.items.is_empty() && page > 1;
+            if past_end && self.scenario.reads.past_end == PastEnd::NotFound {
+                Served::NotFound(page)
+            } else {
+                Served::Page(view)
+            }
         }
     }
 }
@@ -291,6 +299,8 @@ impl World {
 pub enum Served {
     /// It answers with this page.
     Page(PageView),
+    /// It answers that this page, past the end of the list, does not exist.
+    NotFound(u32),
     /// It answers with an error.
     Failed,
     /// It holds the request this long, then answers with an error.

@@ -121,6 +121,20 @@ pub struct Reads {
     /// Whether the channel gives the total on air (`nicolive:total_count`); a listing
     /// without one shows its end only as a short or empty page.
     pub total: bool,
+    /// What a page past the end of the list is: `"empty"` (a channel without items) or
+    /// `"not_found"` (an HTTP 404, as many paginators answer).
+    pub past_end: PastEnd,
+}
+
+/// What the listing serves for a page past the end of its list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PastEnd {
+    /// A channel without items.
+    #[default]
+    Empty,
+    /// A `404 Not Found`.
+    NotFound,
 }
 
 impl Default for Reads {
@@ -133,6 +147,7 @@ impl Default for Reads {
             latency_min_ms: 200.0,
             latency_max_ms: 1_500.0,
             total: true,
+            past_end: PastEnd::Empty,
         }
     }
 }

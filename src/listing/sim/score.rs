@@ -16,7 +16,7 @@ use crate::listing::{pager, Book, EventKind, Millis, Params, ReadTime, Strategy,
 /// broadcast that starts or ends near its end is scored on what the detector did, not on
 /// where the run stopped (see [`Window::ran_on`]). Off Air latency covers broadcasts that
 /// ended at a frame boundary (the ones that must never slip); early ends are counted apart.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// The strategy's name.
     pub strategy: String,
