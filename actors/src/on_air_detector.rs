@@ -282,13 +282,10 @@ impl Handle<ListingTick> for OnAirDetector {
                     None,
                 ),
             };
-            let (outcome, undated) = match outcome {
-                Ok((outcome, undated)) => (outcome, undated),
-                Err(cause) => {
-                    warn!(%listing, %url, %cause, "Listing read failed.");
-                    (ReadOutcome::Failed, 0)
-                }
-            };
+            let (outcome, undated) = outcome.unwrap_or_else(|cause| {
+                warn!(%listing, %url, %cause, "Listing read failed.");
+                (ReadOutcome::Failed, 0)
+            });
             if undated > 0 {
                 warn!(%listing, %url, undated, "Listing items without a usable pubDate were left out.");
             }

@@ -1,7 +1,7 @@
 //! Scenario files (`ferret bench onair --scenario FILE`, `ferret sim-listing --scenario FILE`)
 //! are outside input: whatever the text, it is a scenario or a clear error, never a panic; and
 //! a valid scenario builds a world whose pages are sorted and agree with its total (when its
-//! channel gives one).
+//! channel gives one), and whose reads end within the reader's timeout.
 #![no_main]
 
 use ferret::listing::sim::{Scenario, World};
@@ -35,5 +35,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(view.items.windows(2).all(|pair| pair[0].key >= pair[1].key));
             assert!(view.items.len() <= scenario.per_page as usize);
         }
+        // A read, whatever its fault (failed, empty, hung, not found past the end), ends
+        // after it starts and no later than the reader's timeout.
+        let (at, timeout) = (world.now(), 5_000);
+        let (_, done) = world.read(1 + step as u32, at, timeout);
+        assert!(at < done && done <= at + timeout, "{at} {done}");
     }
 });

@@ -231,7 +231,7 @@ impl Params {
             head_interval: scale(self.head_interval),
             settle: scale(self.settle),
             batch_wait: scale(self.batch_wait),
-            read_timeout: scale(self.read_timeout).max(MIN_READ_TIMEOUT.min(self.read_timeout)),
+            read_timeout: scale(self.read_timeout).max(MIN_READ_TIMEOUT),
             ..self.clone()
         }
     }
