@@ -171,6 +171,9 @@ pub struct FerretPager {
     bootstrapped: bool,
     /// A listing without a total: the end being confirmed.
     end_check: Option<EndCheck>,
+    /// A short page showed more items than the channel's total allows: the total lags the
+    /// list or counts something else, and is set aside until a short page agrees again.
+    total_disagrees: bool,
     /// A listing without a total: where a page last showed its end, less the book's live
     /// broadcasts at the time, so that the estimate of the end follows the starts the head
     /// sees and the ends the book counts between reads of the end.
@@ -212,6 +215,7 @@ impl FerretPager {
             now: Millis::MIN,
             bootstrapped: false,
             end_check: None,
+            total_disagrees: false,
             end_offset: None,
             read_time: ReadTime::default(),
         }
@@ -302,6 +306,34 @@ impl FerretPager {
             return;
         };
         self.end_at(end);
+    }
+
+    /// The page with the channel's total, or without it while the total is not to be
+    /// trusted. A short page was the last of the list when it was rendered, or the listing
+    /// cut its answer short; cut short, it shows fewer items than the total allows, never
+    /// more. So a short page with more items than the total allows proves the total wrong (it
+    /// lags the list, or counts something else), and until a short page agrees with it again,
+    /// pages are read as a listing without a total's, whose end is proven by the pages alone.
+    /// Kept, such a total proved the end only when it happened to agree, and the tail's frame
+    /// ends slipped. A short page with fewer items than the total allows may be a cut answer:
+    /// it changes nothing.
+    fn trusted_total(&mut self, mut view: PageView) -> PageView {
+        let Some(total) = view.total else {
+            return view;
+        };
+        let len = view.items.len() as u64;
+        if len > 0 && len < u64::from(self.per_page) {
+            let end = u64::from(view.page - 1) * u64::from(self.per_page) + len;
+            if total < end {
+                self.total_disagrees = true;
+            } else if total == end {
+                self.total_disagrees = false;
+            }
+        }
+        if self.total_disagrees {
+            view.total = None;
+        }
+        view
     }
 
     /// Records that the list of a listing without a total ends at position `end` now.
@@ -732,6 +764,7 @@ impl Pager for FerretPager {
         let ReadOutcome::Page(view) = outcome else {
             return;
         };
+        let view = self.trusted_total(view);
         // Every page carries the channel's total, or the estimate stands.
         if view.total.is_some() {
             self.total = view.total;

@@ -473,7 +473,8 @@ impl PageSize {
 /// The page must list its items newest first; one that does not proves nothing. Page 1 has no
 /// upper end. A page that is short and whose length agrees with the channel's total is the
 /// last one and has no lower end; a short page that disagrees (a truncated answer) proves only
-/// between its own items.
+/// between its own items, and so does a full page whatever the total says (a total that lags
+/// the list may equal its end by chance).
 pub fn absence_range(view: &PageView, per_page: u32) -> Option<(Millis, Millis)> {
     let first = view.items.first()?;
     let last = view.items.last()?;
@@ -486,7 +487,7 @@ pub fn absence_range(view: &PageView, per_page: u32) -> Option<(Millis, Millis)>
         first.key
     };
     let len = view.items.len() as u64;
-    let is_last = len <= u64::from(per_page)
+    let is_last = len < u64::from(per_page)
         && view.total == Some(u64::from(view.page.saturating_sub(1)) * u64::from(per_page) + len);
     let low = if is_last { Millis::MIN } else { last.key };
     Some((low, high))

@@ -226,7 +226,18 @@ impl World {
 
     /// The total on air, as the channel gives it (if it does).
     fn total(&self) -> Option<u64> {
-        self.scenario.reads.total.then_some(self.live.len() as u64)
+        let reads = &self.scenario.reads;
+        if !reads.total {
+            return None;
+        }
+        let lag = reads.total_lag_ms.round() as Millis;
+        if lag <= 0 {
+            return Some(self.live.len() as u64);
+        }
+        // The count on air `lag` ago (a cached total).
+        let then = self.now.saturating_sub(lag);
+        let on_air = self.broadcasts.iter();
+        Some(on_air.filter(|b| b.start <= then && then < b.end).count() as u64)
     }
 
     /// A broadcast as the listing shows it: `lv{number}`, its title and link.

@@ -124,6 +124,9 @@ pub struct Reads {
     /// What a page past the end of the list is: `"empty"` (a channel without items) or
     /// `"not_found"` (an HTTP 404, as many paginators answer).
     pub past_end: PastEnd,
+    /// How old the channel's total is, milliseconds: the count on air this long before the
+    /// page is rendered (a cached count), so that it often disagrees with the pages.
+    pub total_lag_ms: f64,
 }
 
 /// What the listing serves for a page past the end of its list.
@@ -148,6 +151,7 @@ impl Default for Reads {
             latency_max_ms: 1_500.0,
             total: true,
             past_end: PastEnd::Empty,
+            total_lag_ms: 0.0,
         }
     }
 }
@@ -327,6 +331,10 @@ impl Scenario {
             "reads: need 0 < hang_ms ≤ 86400000",
         );
         check(
+            (0.0..=3_600_000.0).contains(&reads.total_lag_ms),
+            "reads: need 0 ≤ total_lag_ms ≤ 3600000",
+        );
+        check(
             0.0 <= reads.latency_min_ms
                 && reads.latency_min_ms <= reads.latency_max_ms
                 && reads.latency_max_ms <= 60_000.0,
@@ -367,6 +375,7 @@ impl Scenario {
         scenario.reads.latency_min_ms /= factor;
         scenario.reads.latency_max_ms /= factor;
         scenario.reads.hang_ms /= factor;
+        scenario.reads.total_lag_ms /= factor;
         scenario.time_scale *= factor;
         scenario
     }
