@@ -99,7 +99,7 @@ enum Region {
 }
 
 /// The keys a page listed when it was last read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PageRange {
     newest: Millis,
     oldest: Millis,
@@ -108,6 +108,9 @@ struct PageRange {
     /// when it was read: what the book does not know above it (deep insertions it has not
     /// seen, ends it has not proven).
     unknown_above: i64,
+    /// The page's first and last broadcasts and its length: a page further down showing the
+    /// same is the listing answering past its end with this page again.
+    shown: (Arc<str>, Arc<str>, usize),
 }
 
 /// How long a page's range is trusted to say where a key is, in frames (3 minutes of a
@@ -687,18 +690,45 @@ impl FerretPager {
         self.count_live(self.book.between(key, Millis::MAX))
     }
 
-    fn record_range(&mut self, page: u32, newest: Millis, oldest: Millis) {
-        let live_above = self.live_above(newest) as i64;
-        let first = i64::from(page - 1) * i64::from(self.per_page);
+    fn record_range(&mut self, view: &PageView) {
+        let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
+            return;
+        };
+        let live_above = self.live_above(first.key) as i64;
+        let position = i64::from(view.page - 1) * i64::from(self.per_page);
         self.map.insert(
-            page,
+            view.page,
             PageRange {
-                newest,
-                oldest,
+                newest: first.key,
+                oldest: last.key,
                 at: self.now,
-                unknown_above: first - live_above,
+                unknown_above: position - live_above,
+                shown: (first.id.clone(), last.id.clone(), view.items.len()),
             },
         );
+    }
+
+    /// A page past the believed end of a listing without a total that shows what a page above
+    /// it showed a moment ago, as a paginator that clamps the page number answers past the
+    /// last page (Django's `get_page`), read as the empty page it stands for. Read as itself, it put the end of
+    /// the list a page further down at each read past it, and the detector lost the list.
+    fn past_the_end(&self, view: PageView) -> PageView {
+        let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
+            return view;
+        };
+        let repeats = view.total.is_none()
+            && self.last_page().is_some_and(|end| view.page > end)
+            && self.map.range(..view.page).any(|(_, range)| {
+                self.fresh(range)
+                    && range.shown.2 == view.items.len()
+                    && range.shown.0 == first.id
+                    && range.shown.1 == last.id
+            });
+        if repeats {
+            ReadOutcome::empty(view.page, None)
+        } else {
+            view
+        }
     }
 
     fn after_due_read(
@@ -765,6 +795,7 @@ impl Pager for FerretPager {
             return;
         };
         let view = self.trusted_total(view);
+        let view = self.past_the_end(view);
         // Every page carries the channel's total, or the estimate stands.
         if view.total.is_some() {
             self.total = view.total;
@@ -811,7 +842,7 @@ impl Pager for FerretPager {
         }
         let first = view.items.first().map_or(0, |item| item.key);
         let last = view.items.last().map_or(0, |item| item.key);
-        self.record_range(page, first, last);
+        self.record_range(&view);
         match purpose {
             Purpose::Head(page) => {
                 let more = if self.bootstrapped {

@@ -280,7 +280,7 @@ impl World {
 
     /// The page as the listing serves it at `at` (the world moves on to it), with the
     /// scenario's faults: a failed read, an empty page under the true total, or a hung read;
-    /// a page past the end is empty, or not found (`[reads] past_end`).
+    /// a page past the end is empty, not found, or the last page again (`[reads] past_end`).
     pub fn serve(&mut self, page: u32, at: Millis) -> Served {
         self.advance(at);
         let reads = &self.scenario.reads;
@@ -295,11 +295,20 @@ impl World {
             Served::Hung(hang)
         } else {
             let view = self.page(page);
-            let past_end = view.items.is_empty() && page > 1;
-            if past_end && self.scenario.reads.past_end == PastEnd::NotFound {
-                Served::NotFound(page)
-            } else {
-                Served::Page(view)
+            if !view.items.is_empty() || page == 1 {
+                return Served::Page(view);
+            }
+            match self.scenario.reads.past_end {
+                PastEnd::Empty => Served::Page(view),
+                PastEnd::NotFound => Served::NotFound(page),
+                PastEnd::LastPage => {
+                    let per_page = u64::from(self.scenario.per_page.max(1));
+                    let last = (self.live.len() as u64).div_ceil(per_page).max(1);
+                    Served::Page(PageView {
+                        page,
+                        ..self.page(u32::try_from(last).unwrap_or(u32::MAX))
+                    })
+                }
             }
         }
     }

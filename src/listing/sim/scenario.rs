@@ -121,8 +121,9 @@ pub struct Reads {
     /// Whether the channel gives the total on air (`nicolive:total_count`); a listing
     /// without one shows its end only as a short or empty page.
     pub total: bool,
-    /// What a page past the end of the list is: `"empty"` (a channel without items) or
-    /// `"not_found"` (an HTTP 404, as many paginators answer).
+    /// What a page past the end of the list is: `"empty"` (a channel without items),
+    /// `"not_found"` (an HTTP 404, as many paginators answer) or `"last_page"` (the last page
+    /// again).
     pub past_end: PastEnd,
     /// How old the channel's total is, milliseconds: the count on air this long before the
     /// page is rendered (a cached count), so that it often disagrees with the pages.
@@ -138,6 +139,9 @@ pub enum PastEnd {
     Empty,
     /// A `404 Not Found`.
     NotFound,
+    /// The last page again, as a paginator that clamps the page number does (Django's
+    /// `get_page`).
+    LastPage,
 }
 
 impl Default for Reads {
