@@ -690,6 +690,8 @@ impl FerretPager {
         self.count_live(self.book.between(key, Millis::MAX))
     }
 
+    /// Records where a page's broadcasts were when it was read (an empty page records nothing:
+    /// it says where no key is).
     fn record_range(&mut self, view: &PageView) {
         let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
             return;
@@ -710,8 +712,9 @@ impl FerretPager {
 
     /// A page past the believed end of a listing without a total that shows what a page above
     /// it showed a moment ago, as a paginator that clamps the page number answers past the
-    /// last page (Django's `get_page`), read as the empty page it stands for. Read as itself, it put the end of
-    /// the list a page further down at each read past it, and the detector lost the list.
+    /// last page (Django's `get_page`), read as the empty page it stands for. Read as itself,
+    /// it put the end of the list a page further down at each read past it, and the detector
+    /// lost the list.
     fn past_the_end(&self, view: PageView) -> PageView {
         let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
             return view;
