@@ -12,23 +12,23 @@
 //! - **Reads aimed at frame boundaries.** A broadcast can only have ended at a boundary
 //!   (`key + k·frame`) unless it ended early. Once a boundary has passed by `settle`, and
 //!   either `batch_wait` has gone by (so that one read settles a page of neighbours due around
-//!   it) or half the grace is spent, the detector reads the page where that key is: the page a
-//!   recent read found holding it, or else the page counted from the nearest recent read above
-//!   it with the book's broadcasts in between. If the page does not bracket the key, it walks a
-//!   page at a time towards it. Nothing that ended at its frame waits for a sweep.
+//!   it) or half the grace is spent, the detector reads the page where that key is, counted up
+//!   from the end of the list with the book's broadcasts below the key. If the page does not
+//!   bracket the key, it walks a page at a time towards it. Nothing that ended at its frame
+//!   waits for a sweep.
 //! - **Head sweeps.** Every `head_interval` it reads page 1, and the next pages (up to
 //!   `head_pages`) as long as the last one showed a broadcast not seen before. The first sweep
 //!   reads the whole list, to fill the book.
 //! - **A sweep in rounds.** A share of the budget (`sweep_share`, plus whatever the others
-//!   leave above `reserve`) walks down the recent region (broadcasts reserved within 2½ times
-//!   the tolerance, where deep insertions appear and drift down) without holes
-//!   ([`super::walk`]). The share saves up for a whole round and then spends it at the pace of
-//!   reads: a walk down covers only what the list did not drift past it since the page before,
-//!   so a walk paced by the budget (a page every ten seconds or so) repeats a third of each
-//!   page and chases a broadcast inserted just behind it down the list, while a round read in
-//!   one go is close to one snapshot of the region, and what a round missed the next finds
-//!   before it drifts out. After each round, one read in eight walks the rest of the list. The
-//!   sweep finds deep insertions and early ends.
+//!   leave above `reserve`) walks down the recent region (where deep insertions appear and
+//!   drift down: broadcasts reserved since a tolerance before the previous round started)
+//!   without holes ([`super::walk`]). The share saves up for a whole round and then spends it
+//!   at the pace of reads: a walk down covers only what the list did not drift past it since
+//!   the page before, so a walk paced by the budget (a page every ten seconds or so) repeats a
+//!   third of each page and chases a broadcast inserted just behind it down the list, while a
+//!   round read in one go is close to one snapshot of the region, and what a round missed the
+//!   next finds before it drifts out. After each round, one read in sixteen (at least one)
+//!   walks the rest of the list. The sweep finds deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
 //! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
@@ -36,6 +36,7 @@
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
 //! of the last three starts when it would still be under way at the next head sweep.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -43,6 +44,7 @@ use super::walk::Walk;
 use super::PageView;
 use super::{
     Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, ReadTime, HOUR,
+    SECOND,
 };
 
 /// Why a read was made.
@@ -127,7 +129,7 @@ struct DueMiss {
 }
 
 /// One sweep read in this many goes below the recent region.
-const REST_EVERY: u32 = 8;
+const REST_EVERY: u32 = 16;
 
 /// The most pages a round of the recent walk saves up for (its share keeps this many reads).
 const ROUND_MAX: u32 = 96;
@@ -164,6 +166,12 @@ pub struct FerretPager {
     in_round: bool,
     /// Reads of the rest of the list owed before the next round.
     rest_credit: u32,
+    /// Reads of the recent region in the round under way.
+    recent_reads: u32,
+    /// When the latest round of the recent walk started.
+    round_at: Option<Millis>,
+    /// When the round before it started.
+    previous_round_at: Option<Millis>,
     /// The last boundary read that did not bracket its broadcast.
     due_miss: Option<DueMiss>,
     /// What the latest read of each page showed.
@@ -174,6 +182,8 @@ pub struct FerretPager {
     bootstrapped: bool,
     /// A listing without a total: the end being confirmed.
     end_check: Option<EndCheck>,
+    /// Whether `total` is the channel's, from the latest page, rather than an estimate.
+    channel_total: bool,
     /// A short page showed more items than the channel's total allows: the total lags the
     /// list or counts something else, and is set aside until a short page agrees again.
     total_disagrees: bool,
@@ -205,6 +215,7 @@ impl FerretPager {
             params,
             book,
             total: None,
+            channel_total: false,
             requested: None,
             head_at: Millis::MIN,
             head_page: None,
@@ -213,6 +224,9 @@ impl FerretPager {
             rest_walk: Walk::new(),
             in_round: false,
             rest_credit: 0,
+            recent_reads: 0,
+            round_at: None,
+            previous_round_at: None,
             due_miss: None,
             map: BTreeMap::new(),
             now: Millis::MIN,
@@ -265,7 +279,7 @@ impl FerretPager {
             .filter(|miss| miss.id == entry.item.id)
         {
             Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
-            None => self.predict_moved(entry.item.key),
+            None => self.predict(entry.item.key),
         }
     }
 
@@ -430,78 +444,50 @@ impl FerretPager {
         range.at + self.params.frame.max(1) / MAP_FRESH_PER_FRAME >= self.now
     }
 
-    /// A recent read of a page that held `key`: the page and its range.
-    fn holding(&self, key: Millis) -> Option<(u32, &PageRange)> {
-        self.map
-            .iter()
-            .filter(|(_, range)| range.oldest <= key && key <= range.newest)
-            .filter(|(_, range)| self.fresh(range))
-            .max_by_key(|(_, range)| range.at)
-            .map(|(&page, range)| (page, range))
-    }
-
-    /// The page the book predicts lists `key`.
+    /// The page the book predicts lists `key` now. In the lower part of the list it is
+    /// counted up from the end ([`FerretPager::position_from_end`]). Else it is counted down
+    /// from the top, the book's broadcasts above the key corrected by what the nearest recent
+    /// page showed the book did not know above it ([`PageRange::unknown_above`]). Since that
+    /// read, starts above the key pushed it down and ends pulled it up: the book knows the
+    /// starts the head saw and the ends it proved, and counts a broadcast past its boundary as
+    /// ended; what it does not know (deep insertions, unproven ends) is taken as it was at the
+    /// read. The page that held the key, as it was read, lagged the list by up to six pages at
+    /// the peak, and a round of the sweep sized by it crawled.
     fn predict(&self, key: Millis) -> u32 {
-        self.holding(key)
-            .map_or_else(|| self.count_to(key), |(page, _)| page)
-    }
-
-    /// The page a boundary read for `key` aims at. In the lower part of the list, where every
-    /// frame boundary lies, counted up from the end ([`FerretPager::position_from_end`]).
-    /// Else as [`FerretPager::predict`], but a page that held the key is corrected for how the
-    /// list moved above it since the read.
-    fn predict_moved(&self, key: Millis) -> u32 {
-        if let Some(position) = self.position_from_end(key, Millis::MAX) {
-            return self.within_list(self.page_of(position));
-        }
-        let Some((page, range)) = self.holding(key) else {
-            return self.count_to(key);
-        };
-        // Since the read, starts above the key pushed it down and ends above it pulled it
-        // up: the book knows the starts the head saw and the ends it proved, and counts
-        // a broadcast past its boundary as ended; what it does not know above the page
-        // (deep insertions, unproven ends) is taken as it was at the read. Within a page
-        // of the one read: past that, the count has drifted further than the list moved.
-        let position = (self.live_above(key) as i64 + range.unknown_above).max(0) as u64;
-        let moved = self
-            .page_of(position)
-            .clamp(page.saturating_sub(1).max(1), page.saturating_add(1));
-        self.within_list(moved)
-    }
-
-    /// The page the book's counts put `key` on, when no recent read held it: counted from
-    /// the nearest recent page above it, or up from the end of the list when that count is
-    /// the shorter one ([`FerretPager::position_from_end`]). Near the end of the list, where
-    /// broadcasts are the extended ones, counting down from a page far above would miss by
-    /// many pages.
-    fn count_to(&self, key: Millis) -> u32 {
-        let above = self
-            .map
-            .iter()
-            .filter(|(_, range)| range.oldest > key && self.fresh(range))
-            .min_by_key(|(_, range)| range.oldest);
-        let (base, top) = above.map_or((0, Millis::MAX), |(&page, range)| {
-            (u64::from(page) * u64::from(self.per_page), range.oldest)
+        let position = self.position_from_end(key).unwrap_or_else(|| {
+            let unknown = self
+                .nearest_range(key)
+                .map_or(0, |range| range.unknown_above);
+            (self.live_above(key) as i64 + unknown).max(0) as u64
         });
-        let position = self
-            .position_from_end(key, top)
-            .unwrap_or_else(|| base + self.count_live(self.book.between(key, top)));
         self.within_list(self.page_of(position))
+    }
+
+    /// The fresh page range nearest `key` (one that held it, else the one whose keys come
+    /// closest), the latest read on a tie.
+    fn nearest_range(&self, key: Millis) -> Option<&PageRange> {
+        self.map
+            .values()
+            .filter(|range| self.fresh(range))
+            .min_by_key(|range| {
+                let distance = (range.oldest - key).max(key - range.newest).max(0);
+                (distance, Reverse(range.at))
+            })
     }
 
     /// The position of `key` counted up from the end of the list (the channel's total is
     /// fresh from the latest read), when fewer of the book's broadcasts lie below the key than
-    /// between it and `top`: every broadcast counted may have ended unseen or appeared unseen
-    /// (or, past a frame boundary, have been extended), so the shorter count is the surer one.
-    /// Below the key, every broadcast has passed a frame boundary and a read has seen it on
-    /// air since; above it, ends before the frame and deep insertions go unseen until a sweep
-    /// passes. On `peak2009` this count put a boundary read on the key's page 88 % of the
-    /// time, where a page read within the last three minutes, corrected by the book's counts
-    /// since, did 66 % of the time.
-    fn position_from_end(&self, key: Millis, top: Millis) -> Option<u64> {
-        let total = self.total?;
+    /// above it: every broadcast counted may have ended unseen or appeared unseen (or, past a
+    /// frame boundary, have been extended), so the shorter count is the surer one. Below the
+    /// key, every broadcast has passed a frame boundary and a read has seen it on air since;
+    /// above it, ends before the frame and deep insertions go unseen until a sweep passes.
+    /// Counting down from a page read in the last three minutes that held the key, a boundary
+    /// read found its key on the page it aimed at 66 % of the time on `peak2009`; counted up
+    /// from the end, 88 %.
+    fn position_from_end(&self, key: Millis) -> Option<u64> {
+        let total = self.total.filter(|_| self.channel_total)?;
         let below = || self.book.between(Millis::MIN, key);
-        (below().count() < self.book.between(key, top).count())
+        (below().count() < self.book.between(key, Millis::MAX).count())
             .then(|| total.saturating_sub(self.count_live(below()) + 1))
     }
 
@@ -515,12 +501,33 @@ impl FerretPager {
         self.last_page().map_or(page, |last| page.min(last))
     }
 
-    /// The last page of the recent region: the broadcasts reserved within 2½ times the
-    /// tolerance, where deep insertions that must not be missed appear and drift down (one
-    /// reserved a tolerance before its start stays in the region for 1½ tolerances, longer
-    /// than a round and the wait for the next).
+    /// The last page of the recent region ([`FerretPager::recent_region_oldest`]).
     fn recent_region_end(&self, now: Millis) -> u32 {
-        self.predict(now - self.params.tolerance * 5 / 2).max(2)
+        self.predict(self.recent_region_oldest(now)).max(2)
+    }
+
+    /// The oldest key of the recent region, where deep insertions that must not be missed
+    /// appear and drift down: for a round under way, a tolerance (and a second, the keys'
+    /// resolution) before the previous round started; between rounds, before the latest one
+    /// started. A broadcast reserved before that had started, if it started within the
+    /// tolerance, when that round passed its key, and that round or an earlier one saw it.
+    /// Never more than 2½ tolerances back, so that a round that comes late (the budget short)
+    /// does not grow without end; before the first round, that far.
+    ///
+    /// The region follows how often rounds come, and rounds come as often as the budget pays
+    /// for the region: about every 3½ minutes at the peak, against 6½ when the region was 2½
+    /// tolerances whatever the rounds (a deep insertion that ends 3–5 minutes after its start
+    /// lives between two rounds less often).
+    fn recent_region_oldest(&self, now: Millis) -> Millis {
+        let widest = now - self.params.tolerance * 5 / 2;
+        let since = if self.in_round {
+            self.previous_round_at
+        } else {
+            self.round_at
+        };
+        since.map_or(widest, |at| {
+            (at - self.params.tolerance - SECOND).max(widest)
+        })
     }
 
     /// Pages in a round of the recent walk (2 to the region's end), as many as the sweep's
@@ -543,14 +550,20 @@ impl FerretPager {
     /// for one now.
     ///
     /// The recent region is walked down in rounds (see the module documentation); after each
-    /// round, one read in [`REST_EVERY`] walks the rest of the list down.
+    /// round, one read in [`REST_EVERY`] (at least one) walks the rest of the list down: on a
+    /// short list, whose rounds are a page or two, the rest was otherwise never read.
     fn sweep_read(&mut self, now: Millis, borrowed: bool) -> Option<(u32, Purpose)> {
         self.total?;
         let recent_end = self.recent_region_end(now);
         let last = self.last_page().unwrap_or(recent_end).max(recent_end);
-        if self.in_round && self.recent_walk.past(recent_end) {
+        // A round ends once it has covered the region's keys (the region's last page, as
+        // predicted, moves while the round reads), or the list.
+        let covered = self.recent_walk.past(last)
+            || (self.recent_walk.reached()).is_some_and(|r| r <= self.recent_region_oldest(now));
+        if self.in_round && covered {
             self.in_round = false;
-            self.rest_credit += (recent_end - 1) / (REST_EVERY - 1);
+            self.rest_credit += (self.recent_reads / (REST_EVERY - 1)).max(1);
+            self.recent_reads = 0;
         }
         if !self.in_round && self.rest_credit > 0 && last > recent_end {
             self.rest_credit -= 1;
@@ -562,10 +575,12 @@ impl FerretPager {
                 return None;
             }
             self.in_round = true;
+            self.previous_round_at = self.round_at.replace(now);
             self.rest_credit = 0;
             self.recent_walk.restart();
         }
-        let page = self.recent_walk.page(2, recent_end);
+        let page = self.recent_walk.page(2, last);
+        self.recent_reads += 1;
         Some((page, Purpose::Sweep(Region::Recent)))
     }
 
@@ -812,6 +827,7 @@ impl Pager for FerretPager {
         let view = self.trusted_total(view);
         let view = self.past_the_end(view);
         // Every page carries the channel's total, or the estimate stands.
+        self.channel_total = view.total.is_some();
         if view.total.is_some() {
             self.total = view.total;
         }

@@ -207,7 +207,7 @@ impl Default for Params {
             head_interval: 19 * SECOND,
             head_pages: 2,
             settle: 5 * SECOND,
-            batch_wait: 60 * SECOND,
+            batch_wait: 75 * SECOND,
             sweep_share: 0.27,
             reserve: 3,
             burst: 8,

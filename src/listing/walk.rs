@@ -47,6 +47,11 @@ impl Walk {
         self.reached = None;
     }
 
+    /// The oldest key the round has covered without a hole so far.
+    pub(crate) fn reached(&self) -> Option<Millis> {
+        self.reached
+    }
+
     /// Whether the round has gone past `last`.
     pub(crate) fn past(&self, last: u32) -> bool {
         self.next > last
