@@ -58,6 +58,8 @@ enum Purpose {
     Sweep(Region),
     /// Confirming the end of a listing without a total.
     EndCheck,
+    /// The first reading of the whole list.
+    Bootstrap,
 }
 
 /// A listing without a total proves its end by reading the last non-empty page twice alike
@@ -178,8 +180,8 @@ pub struct FerretPager {
     map: BTreeMap<u32, PageRange>,
     /// The latest time seen.
     now: Millis,
-    /// Whether a head sweep has read the whole list once.
-    bootstrapped: bool,
+    /// The next page of the first reading of the whole list, until it is done.
+    bootstrap: Option<u32>,
     /// A listing without a total: the end being confirmed.
     end_check: Option<EndCheck>,
     /// Whether `total` is the channel's, from the latest page, rather than an estimate.
@@ -230,7 +232,7 @@ impl FerretPager {
             due_miss: None,
             map: BTreeMap::new(),
             now: Millis::MIN,
-            bootstrapped: false,
+            bootstrap: Some(1),
             end_check: None,
             total_disagrees: false,
             end_offset: None,
@@ -635,6 +637,16 @@ impl FerretPager {
             if let Some(read) = self.batched_boundary_read(now) {
                 return Some(main(read));
             }
+            if let Some(page) = self.bootstrap {
+                return Some(main((page, Purpose::Bootstrap)));
+            }
+        }
+        // The sweep's share pays for the first reading of the list too: its rounds wait for it.
+        if let Some(page) = self.bootstrap {
+            return self
+                .sweep_budget
+                .allows(now, 0)
+                .then(|| sweep((page, Purpose::Bootstrap)));
         }
         // A round under way goes on at the pace of reads.
         if self.in_round && self.sweep_budget.allows(now, 0) {
@@ -690,7 +702,7 @@ impl FerretPager {
     /// waited two fifths of the grace no longer defers to the head (its Off Air would come
     /// late).
     fn head_keep(&self, now: Millis) -> u32 {
-        if self.head_page.is_some() || !self.bootstrapped {
+        if self.head_page.is_some() {
             return 0;
         }
         let late = self.params.grace * 2 / 5;
@@ -700,7 +712,7 @@ impl FerretPager {
         {
             return 0;
         }
-        let refills = (self.head_at - now).max(0) / self.budget.spacing;
+        let refills = self.head_at.saturating_sub(now).max(0) / self.budget.spacing;
         let need = Millis::from(self.params.head_pages.clamp(1, 2));
         (need - refills).max(0) as u32
     }
@@ -848,7 +860,10 @@ impl Pager for FerretPager {
                         self.head_at = self.head_started + self.params.head_interval;
                     }
                     Purpose::Due(id) => self.due_miss = Some(DueMiss { id, page, step: -1 }),
-                    Purpose::Sweep(_) | Purpose::EndCheck => {}
+                    Purpose::Sweep(_) | Purpose::EndCheck | Purpose::Bootstrap => {}
+                }
+                if self.bootstrap == Some(page) {
+                    self.bootstrap = None;
                 }
             } else if let Purpose::Due(id) = purpose {
                 // Most likely a fault, but also what a wrong guess of the page size looks
@@ -874,18 +889,14 @@ impl Pager for FerretPager {
         let first = view.items.first().map_or(0, |item| item.key);
         let last = view.items.last().map_or(0, |item| item.key);
         self.record_range(&view);
+        if self.bootstrap == Some(page) {
+            let more = self.last_page().is_some_and(|last| page < last) && len >= self.per_page;
+            self.bootstrap = more.then_some(page + 1);
+        }
         match purpose {
             Purpose::Head(page) => {
-                let more = if self.bootstrapped {
-                    new > 0 && page < self.params.head_pages
-                } else {
-                    // The first sweep reads the whole list into the book.
-                    self.last_page().is_some_and(|last| page < last)
-                };
+                let more = new > 0 && page < self.params.head_pages;
                 self.head_page = (more && len >= self.per_page).then_some(page + 1);
-                if self.head_page.is_none() {
-                    self.bootstrapped = true;
-                }
                 if self.head_page.is_none() {
                     self.head_at = self.head_started + self.params.head_interval;
                 }
@@ -907,7 +918,7 @@ impl Pager for FerretPager {
                     Region::Rest => self.rest_walk.handle(&view, |_, _| true),
                 }
             }
-            Purpose::EndCheck => {}
+            Purpose::EndCheck | Purpose::Bootstrap => {}
         }
         self.book.forget_gone_before(now - 12 * HOUR);
     }
@@ -938,6 +949,10 @@ impl Pager for FerretPager {
             self.head_at
         };
         wake = wake.min(head.max(any));
+        if self.bootstrap.is_some() {
+            let paid = self.budget.ready_at(Millis::MIN, keep);
+            wake = wake.min(paid.min(self.sweep_budget.ready_at(Millis::MIN, 0)));
+        }
         if let Some(due) = self.boundary_wake() {
             // A boundary read due before the next head sweep leaves the head its pages.
             let paid = if due >= self.head_at {
