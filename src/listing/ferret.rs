@@ -485,12 +485,18 @@ impl FerretPager {
     /// above it, ends before the frame and deep insertions go unseen until a sweep passes.
     /// Counting down from a page read in the last three minutes that held the key, a boundary
     /// read found its key on the page it aimed at 66 % of the time on `peak2009`; counted up
-    /// from the end, 88 %.
+    /// from the end, 88 %. Not when more than half a page of the broadcasts below the key are
+    /// past a boundary no read has checked yet (each may have been extended): with the budget
+    /// short of the list (`peak2011` at 1,800 reads an hour) that backlog grew, every count
+    /// from the end missed, and the misses' extra reads grew it further.
     fn position_from_end(&self, key: Millis) -> Option<u64> {
         let total = self.total.filter(|_| self.channel_total)?;
         let below = || self.book.between(Millis::MIN, key);
-        (below().count() < self.book.between(key, Millis::MAX).count())
-            .then(|| total.saturating_sub(self.count_live(below()) + 1))
+        let (all, live) = (below().count() as u64, self.count_live(below()));
+        let unsure = all - live;
+        (all < self.book.between(key, Millis::MAX).count() as u64
+            && unsure <= u64::from(self.per_page / 2))
+        .then(|| total.saturating_sub(live + 1))
     }
 
     /// The page holding the 0-based `position` in the list.
@@ -627,6 +633,12 @@ impl FerretPager {
         if self.before_head(now) {
             return None;
         }
+        // The first reading of the whole list goes before boundary reads that can wait.
+        if let Some(page) = self.bootstrap {
+            if self.budget.allows(now, self.head_keep(now)) {
+                return Some(main((page, Purpose::Bootstrap)));
+            }
+        }
         // A boundary read whose batch is ready, or a check of the end of a listing without
         // a total, goes before a round under way (a round takes the reader for most of a
         // minute), but not before the next head sweep's pages.
@@ -637,16 +649,15 @@ impl FerretPager {
             if let Some(read) = self.batched_boundary_read(now) {
                 return Some(main(read));
             }
-            if let Some(page) = self.bootstrap {
-                return Some(main((page, Purpose::Bootstrap)));
-            }
         }
-        // The sweep's share pays for the first reading of the list too: its rounds wait for it.
+        // The sweep's share pays for the first reading of the list too (after a late boundary
+        // read): its rounds wait for it.
         if let Some(page) = self.bootstrap {
-            return self
-                .sweep_budget
-                .allows(now, 0)
-                .then(|| sweep((page, Purpose::Bootstrap)));
+            if !self.sweep_budget.allows(now, 0) {
+                return None;
+            }
+            let late = self.boundary_read_after(now, self.params.grace / 2);
+            return Some(sweep(late.unwrap_or((page, Purpose::Bootstrap))));
         }
         // A round under way goes on at the pace of reads.
         if self.in_round && self.sweep_budget.allows(now, 0) {
