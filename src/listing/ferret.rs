@@ -17,8 +17,9 @@
 //!   bracket the key, it walks a page at a time towards it. Nothing that ended at its frame
 //!   waits for a sweep.
 //! - **Head sweeps.** Every `head_interval` it reads page 1, and the next pages (up to
-//!   `head_pages`) as long as the last one showed a broadcast not seen before. The first sweep
-//!   reads the whole list, to fill the book.
+//!   `head_pages`) as long as the last one showed a broadcast not seen before. From the start,
+//!   beside the head, a first reading of the whole list fills the book, page after page, paid
+//!   by both shares of the budget.
 //! - **A sweep in rounds.** A share of the budget (`sweep_share`, plus whatever the others
 //!   leave above `reserve`) walks down the recent region (where deep insertions appear and
 //!   drift down: broadcasts reserved since a tolerance before the previous round started)
@@ -32,9 +33,10 @@
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
 //! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
-//! head, a boundary read whose batch has waited (if it leaves the next head read its
+//! head, the first reading of the list (until it is done, and leaving the next head read its
+//! tokens), a boundary read whose batch has waited (if it leaves the next head read its
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
-//! of the last three starts when it would still be under way at the next head sweep.
+//! of the last four starts when it would still be under way at the next head sweep.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -523,9 +525,9 @@ impl FerretPager {
     /// does not grow without end; before the first round, that far.
     ///
     /// The region follows how often rounds come, and rounds come as often as the budget pays
-    /// for the region: about every 3½ minutes at the peak, against 6½ when the region was 2½
-    /// tolerances whatever the rounds (a deep insertion that ends 3–5 minutes after its start
-    /// lives between two rounds less often).
+    /// for the region: about every 4½ minutes at the peak (the median on `peak2009`), against
+    /// 6½ when the region was 2½ tolerances whatever the rounds (a deep insertion that ends 3–5
+    /// minutes after its start lives between two rounds less often).
     fn recent_region_oldest(&self, now: Millis) -> Millis {
         let widest = now - self.params.tolerance * 5 / 2;
         let since = if self.in_round {
