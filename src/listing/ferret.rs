@@ -494,11 +494,13 @@ impl FerretPager {
     fn position_from_end(&self, key: Millis) -> Option<u64> {
         let total = self.total.filter(|_| self.channel_total)?;
         let below = || self.book.between(Millis::MIN, key);
-        let (all, live) = (below().count() as u64, self.count_live(below()));
-        let unsure = all - live;
-        (all < self.book.between(key, Millis::MAX).count() as u64
-            && unsure <= u64::from(self.per_page / 2))
-        .then(|| total.saturating_sub(live + 1))
+        let all = below().count();
+        if all >= self.book.between(key, Millis::MAX).count() {
+            return None;
+        }
+        let live = self.count_live(below());
+        let unsure = all as u64 - live;
+        (unsure <= u64::from(self.per_page / 2)).then(|| total.saturating_sub(live + 1))
     }
 
     /// The page holding the 0-based `position` in the list.
