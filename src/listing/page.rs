@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::{Event, EventKind, Listed, Millis, PageView};
-use crate::feed::Feed;
+use crate::feed::{derived_id, Feed, Item};
 
 /// A listing page read from a parsed feed: each item's guid, `pubDate` (the sort key), title
 /// and link, and the channel's total from `total_element` (`(prefix, name)`).
@@ -30,7 +30,7 @@ pub fn view_from_feed(
                 return None;
             };
             Some(Listed {
-                id: item.id.as_str().into(),
+                id: listing_id(item).into(),
                 key,
                 title: item.title.as_deref().unwrap_or("").into(),
                 link: item.link.as_deref().unwrap_or("").into(),
@@ -38,6 +38,17 @@ pub fn view_from_feed(
         })
         .collect();
     (PageView { page, total, items }, skipped)
+}
+
+/// An item's id in the listing: its guid, or for an item without one its link. The parser
+/// gives an item without a guid an id derived from its link and title, and a broadcast's title
+/// may be edited while it is on air: under the derived id that edit would read as one
+/// broadcast ended and another started.
+fn listing_id(item: &Item) -> &str {
+    match item.link.as_deref() {
+        Some(link) if item.id == derived_id(Some(link), item.title.as_deref()) => link,
+        _ => &item.id,
+    }
 }
 
 /// The channel's `prefix:name` element; else, when the document binds its namespace to
@@ -137,5 +148,35 @@ mod tests {
         );
         assert_eq!(total("<nl:count>42</nl:count>"), None);
         assert_eq!(page_with("").items.len(), 1);
+    }
+
+    /// An item without a guid is known by its link, whatever its title says on each read.
+    #[test]
+    fn an_item_without_a_guid_keeps_its_link_as_id_through_a_title_edit() {
+        let id = |item: &str| {
+            let xml =
+                format!(r#"<rss version="2.0"><channel><title>t</title>{item}</channel></rss>"#);
+            let feed = parse(xml.as_bytes(), &ParseOptions::default()).unwrap();
+            view_from_feed(1, &feed, None).0.items[0].id.to_string()
+        };
+        let date = "<pubDate>Fri, 20 Nov 2009 21:30:00 +0900</pubDate>";
+        let link = "<link>http://live.example/watch/lv7</link>";
+        assert_eq!(
+            id(&format!("<item><title>a</title>{link}{date}</item>")),
+            "http://live.example/watch/lv7"
+        );
+        assert_eq!(
+            id(&format!(
+                "<item><title>a, edited</title>{link}{date}</item>"
+            )),
+            "http://live.example/watch/lv7"
+        );
+        assert_eq!(
+            id(&format!(
+                "<item><title>a</title><guid>lv7</guid>{link}{date}</item>"
+            )),
+            "lv7"
+        );
+        assert!(id(&format!("<item><title>a</title>{date}</item>")).starts_with("urn:ferret:"));
     }
 }
