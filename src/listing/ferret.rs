@@ -123,6 +123,10 @@ struct PageRange {
 /// 30-minute frame): a listing run time-compressed moves as many pages a frame.
 const MAP_FRESH_PER_FRAME: Millis = 10;
 
+/// How long a short page's last broadcast, shown last again on a short page further down,
+/// says that page is the same one answered again, in frames (9 s of a 30-minute frame).
+const REPEAT_MOMENT_PER_FRAME: Millis = 200;
+
 /// A boundary read whose page did not bracket its broadcast's key.
 #[derive(Debug, Clone)]
 struct DueMiss {
@@ -765,21 +769,32 @@ impl FerretPager {
     }
 
     /// A page past the believed end of a listing without a total that shows what a page above
-    /// it showed a moment ago, as a paginator that clamps the page number answers past the
-    /// last page (Django's `get_page`), read as the empty page it stands for. Read as itself,
-    /// it put the end of the list a page further down at each read past it, and the detector
-    /// lost the list.
+    /// it showed, as a paginator that clamps the page number answers past the last page
+    /// (Django's `get_page`), read as the empty page it stands for. Read as itself, it put the
+    /// end of the list a page further down at each read past it, and the detector lost the
+    /// list.
+    ///
+    /// It is that page when it shows the same items, or when both are short and end on the
+    /// same broadcast within [`REPEAT_MOMENT_PER_FRAME`]: starts above lengthen the last page
+    /// from one read to the next (on `peak2009` time-compressed, by several items a second),
+    /// but in a moment no list grows by a page with its last broadcast still last. Compared
+    /// item for item only, the repeat went unseen at the peak: boundary reads chasing a gone
+    /// broadcast's key below the end moved the end a page down at each read, for minutes,
+    /// ahead of the head (On Air p95 up to 165 s, 45 frame ends slipped on twelve worlds at
+    /// ×20).
     fn past_the_end(&self, view: PageView) -> PageView {
         let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
             return view;
         };
+        let per_page = self.per_page as usize;
+        let short = view.items.len() < per_page;
+        let moment = self.params.frame.max(1) / REPEAT_MOMENT_PER_FRAME;
         let repeats = view.total.is_none()
             && self.last_page().is_some_and(|end| view.page > end)
             && self.map.range(..view.page).any(|(_, range)| {
-                self.fresh(range)
-                    && range.shown.2 == view.items.len()
-                    && range.shown.0 == first.id
-                    && range.shown.1 == last.id
+                let same = range.shown.2 == view.items.len() && range.shown.0 == first.id;
+                let same_end = short && range.shown.2 < per_page && self.now - range.at <= moment;
+                self.fresh(range) && range.shown.1 == last.id && (same || same_end)
             });
         if repeats {
             ReadOutcome::empty(view.page, None)
@@ -1103,5 +1118,36 @@ mod tests {
         expected.sort();
         assert_eq!(reported, expected);
         assert_eq!(pager.total, Some(46));
+    }
+
+    /// A paginator that clamps the page number answers a page past the end with its last
+    /// page, which starts at the top of the list lengthen between two reads a second apart:
+    /// the same last item on a short page below a short page read a moment before is that
+    /// page again, an empty page in effect, and with the last page read twice alike it proves
+    /// the end. Read as a page of its own, it moved the end a page down at every read while
+    /// boundary reads chased a gone broadcast's key below it, and the head waited minutes.
+    #[test]
+    fn a_clamped_last_page_that_lengthened_is_still_past_the_end() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
+        read_without_total(&mut pager, t0, 1, &items[..18]);
+        read_without_total(&mut pager, t0, 2, &items[18..36]);
+        read_without_total(&mut pager, t0, 3, &items[36..]);
+        // The last two end; then each read finds one more start above, which pushes one more
+        // broadcast down onto the last page.
+        let t = t0 + MINUTE;
+        read_without_total(&mut pager, t, 3, &items[36..46]);
+        read_without_total(&mut pager, t + SECOND, 4, &items[35..46]);
+        assert_eq!(pager.last_page(), Some(3));
+        read_without_total(&mut pager, t + 2 * SECOND, 3, &items[34..46]);
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+        read_without_total(&mut pager, t + 3 * SECOND, 4, &items[33..46]);
+        let mut reported = gone(&mut pager);
+        reported.sort();
+        let mut expected = vec![items[46].id.clone(), items[47].id.clone()];
+        expected.sort();
+        assert_eq!(reported, expected);
+        assert_eq!(pager.last_page(), Some(3));
     }
 }
