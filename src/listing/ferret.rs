@@ -32,8 +32,8 @@
 //!   walks the rest of the list. The sweep finds deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
-//! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
-//! head, the first reading of the list (until it is done, and leaving the next head read its
+//! sweep is due: a head held back by boundary reads was the tail of the On Air latency; never
+//! when the head is a whole interval late), the head, the first reading of the list (until it is done, and leaving the next head read its
 //! tokens), a boundary read whose batch has waited (if it leaves the next head read its
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
 //! of the last four starts when it would still be under way at the next head sweep.
@@ -627,8 +627,16 @@ impl FerretPager {
             } else {
                 self.params.grace / 2
             };
-            if let Some(read) = self.boundary_read_after(now, urgent) {
-                return Some(main(read));
+            // Unless the head is a whole interval late: a boundary read that cannot settle its
+            // broadcast (its key falls between two pages read in turn, at the end of a list
+            // whose length is a whole number of pages) is urgent read after read, and the head
+            // waited for minutes.
+            let head_starved =
+                self.head_page.is_none() && now >= self.head_at + self.params.head_interval;
+            if !head_starved {
+                if let Some(read) = self.boundary_read_after(now, urgent) {
+                    return Some(main(read));
+                }
             }
             if let Some(page) = self.head_page {
                 return Some(main((page, Purpose::Head(page))));
@@ -1149,5 +1157,58 @@ mod tests {
         expected.sort();
         assert_eq!(reported, expected);
         assert_eq!(pager.last_page(), Some(3));
+    }
+
+    /// A broadcast gone from the bottom of a list whose length is a whole number of pages:
+    /// the last page is full (it cannot prove anything gone below its last item) and the
+    /// page after it empty, so every boundary read misses, late enough to go before the head.
+    /// The head still reads page 1 at least every other interval.
+    #[test]
+    fn a_boundary_read_that_cannot_settle_does_not_starve_the_head() {
+        let params = Params::default();
+        let mut pager = FerretPager::new(params.clone(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let mut items: Vec<Listed> = (0..90)
+            .map(|i| item(t0 - 3 * MINUTE - i * SECOND))
+            .collect();
+        items.push(item(t0 - params.frame - SECOND));
+        for page in 1..=6u32 {
+            let first = (page as usize - 1) * 18;
+            let shown = items[first..(first + 18).min(91)].to_vec();
+            read(&mut pager, t0 - 2 * MINUTE, page, 91, shown);
+        }
+        let start = t0 + 4 * MINUTE;
+        let (mut t, mut head_reads) = (start, vec![start]);
+        while t < start + 3 * MINUTE {
+            let Some(page) = pager.poll_read(t) else {
+                t = pager.poll_timeout().unwrap_or(t + SECOND).max(t + 1);
+                continue;
+            };
+            if page == 1 {
+                head_reads.push(t);
+            }
+            let first = (page as usize - 1) * 18;
+            let shown = items
+                .get(first..(first + 18).min(90))
+                .unwrap_or(&[])
+                .to_vec();
+            t += SECOND;
+            let view = PageView {
+                page,
+                total: Some(90),
+                items: shown,
+            };
+            pager.handle_read(t, ReadOutcome::Page(view));
+        }
+        head_reads.push(t);
+        let longest = head_reads.windows(2).map(|w| w[1] - w[0]).max();
+        assert!(
+            longest.is_some_and(|gap| gap <= 2 * params.head_interval + 2 * SECOND),
+            "page 1 read at {:?} s",
+            head_reads
+                .iter()
+                .map(|at| (at - start) / SECOND)
+                .collect::<Vec<_>>()
+        );
     }
 }
