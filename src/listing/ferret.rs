@@ -32,8 +32,8 @@
 //!   walks the rest of the list. The sweep finds deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
-//! sweep is due: a head held back by boundary reads was the tail of the On Air latency; never
-//! when the head is a whole interval late), the head, the first reading of the list (until it is done, and leaving the next head read its
+//! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
+//! head, the first reading of the list (until it is done, and leaving the next head read its
 //! tokens), a boundary read whose batch has waited (if it leaves the next head read its
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
 //! of the last four starts when it would still be under way at the next head sweep.
@@ -182,6 +182,9 @@ pub struct FerretPager {
     previous_round_at: Option<Millis>,
     /// The last boundary read that did not bracket its broadcast.
     due_miss: Option<DueMiss>,
+    /// A due broadcast whose key fell between two neighbouring pages read in turn, and until
+    /// when its boundary reads wait for the list to move.
+    due_hold: Option<(Arc<str>, Millis)>,
     /// What the latest read of each page showed.
     map: BTreeMap<u32, PageRange>,
     /// The latest time seen.
@@ -236,6 +239,7 @@ impl FerretPager {
             round_at: None,
             previous_round_at: None,
             due_miss: None,
+            due_hold: None,
             map: BTreeMap::new(),
             now: Millis::MIN,
             bootstrap: Some(1),
@@ -260,7 +264,16 @@ impl FerretPager {
             .entries()
             .map(|entry| (entry, self.due(entry)))
             .filter(|(_, due)| due + self.params.settle <= now)
+            .filter(|(entry, _)| self.held_until(entry) <= now)
             .min_by_key(|(entry, due)| (*due, entry.item.key))
+    }
+
+    /// Until when a broadcast's boundary reads wait ([`FerretPager::due_hold`]).
+    fn held_until(&self, entry: &BookEntry) -> Millis {
+        match &self.due_hold {
+            Some((id, until)) if *id == entry.item.id => *until,
+            _ => Millis::MIN,
+        }
     }
 
     /// The boundary read to make now whatever the batch, if its broadcast's boundary passed
@@ -602,14 +615,22 @@ impl FerretPager {
 
     /// When the next boundary read becomes worth making.
     fn boundary_wake(&self) -> Option<Millis> {
-        let (entry, due) = self
-            .book
-            .entries()
+        let next = (self.book.entries())
             .map(|entry| (entry, self.due(entry)))
-            .min_by_key(|(entry, due)| (*due, entry.item.key))?;
-        // The page the read will aim at, so that the wake and the read agree.
-        let wait = self.batch_wait(self.due_page(entry), entry.item.key);
-        Some(due + self.params.settle.max(wait))
+            .filter(|(entry, _)| self.held_until(entry) <= self.now)
+            .min_by_key(|(entry, due)| (*due, entry.item.key))
+            .map(|(entry, due)| {
+                // The page the read will aim at, so that the wake and the read agree.
+                let wait = self.batch_wait(self.due_page(entry), entry.item.key);
+                due + self.params.settle.max(wait)
+            });
+        let held = (self.due_hold.as_ref())
+            .map(|(_, until)| *until)
+            .filter(|until| *until > self.now);
+        match (next, held) {
+            (Some(next), Some(held)) => Some(next.min(held)),
+            (next, held) => next.or(held),
+        }
     }
 
     /// The next read and the budget that pays for it, by priority: a boundary read late
@@ -627,16 +648,8 @@ impl FerretPager {
             } else {
                 self.params.grace / 2
             };
-            // Unless the head is a whole interval late: a boundary read that cannot settle its
-            // broadcast (its key falls between two pages read in turn, at the end of a list
-            // whose length is a whole number of pages) is urgent read after read, and the head
-            // waited for minutes.
-            let head_starved =
-                self.head_page.is_none() && now >= self.head_at + self.params.head_interval;
-            if !head_starved {
-                if let Some(read) = self.boundary_read_after(now, urgent) {
-                    return Some(main(read));
-                }
+            if let Some(read) = self.boundary_read_after(now, urgent) {
+                return Some(main(read));
             }
             if let Some(page) = self.head_page {
                 return Some(main((page, Purpose::Head(page))));
@@ -819,7 +832,7 @@ impl FerretPager {
         first: Millis,
         last: Millis,
     ) {
-        self.due_miss = None;
+        let previous = self.due_miss.take();
         let Some(entry) = self.book.get(&id) else {
             return;
         };
@@ -832,6 +845,18 @@ impl FerretPager {
         let step = if key <= last { 1 } else { -1 };
         debug_assert!(key <= last || key >= first);
         if step < 0 && page == 1 {
+            return;
+        }
+        // Back towards the page just read for it: the key lies between the two pages, and
+        // reading them in turn again finds the same gap until the list moves (at the end of a
+        // list a whole number of pages long, the last page is full and the next one empty).
+        let bounced = previous.is_some_and(|miss| {
+            miss.id == id
+                && miss.step == -step
+                && page.checked_add_signed(-miss.step) == Some(miss.page)
+        });
+        if bounced {
+            self.due_hold = Some((id, now + self.params.head_interval));
             return;
         }
         self.due_miss = Some(DueMiss { id, page, step });
@@ -1161,8 +1186,10 @@ mod tests {
 
     /// A broadcast gone from the bottom of a list whose length is a whole number of pages:
     /// the last page is full (it cannot prove anything gone below its last item) and the
-    /// page after it empty, so every boundary read misses, late enough to go before the head.
-    /// The head still reads page 1 at least every other interval.
+    /// page after it empty, so a boundary read misses on either, late enough to go before the
+    /// head. Read in turn, the two pages held the head back for minutes; now the broadcast
+    /// waits a head interval after the second, and the head reads page 1 at least every
+    /// other interval.
     #[test]
     fn a_boundary_read_that_cannot_settle_does_not_starve_the_head() {
         let params = Params::default();
