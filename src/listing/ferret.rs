@@ -1093,6 +1093,26 @@ mod tests {
         pager.handle_read(now, ReadOutcome::Page(view));
     }
 
+    /// A listing without a total of 48 broadcasts, its three pages read once.
+    fn three_pages_without_total() -> (FerretPager, Vec<Listed>, Millis) {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
+        read_without_total(&mut pager, t0, 1, &items[..18]);
+        read_without_total(&mut pager, t0, 2, &items[18..36]);
+        read_without_total(&mut pager, t0, 3, &items[36..]);
+        (pager, items, t0)
+    }
+
+    /// Asserts that exactly `expected` were reported Off Air since the last look.
+    fn assert_gone(pager: &mut FerretPager, expected: &[Listed]) {
+        let mut reported = gone(pager);
+        reported.sort();
+        let mut expected: Vec<Arc<str>> = expected.iter().map(|item| item.id.clone()).collect();
+        expected.sort();
+        assert_eq!(reported, expected);
+    }
+
     fn gone(pager: &mut FerretPager) -> Vec<Arc<str>> {
         std::iter::from_fn(|| pager.poll_event())
             .filter(|event| event.kind == EventKind::OffAir)
@@ -1129,12 +1149,7 @@ mod tests {
     /// page after it empty: the two broadcasts that were below it are gone.
     #[test]
     fn a_short_last_page_read_twice_and_an_empty_one_prove_the_end() {
-        let mut pager = FerretPager::new(Params::default(), Book::new());
-        let t0: Millis = 1_000 * 60 * MINUTE;
-        let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
-        read_without_total(&mut pager, t0, 1, &items[..18]);
-        read_without_total(&mut pager, t0, 2, &items[18..36]);
-        read_without_total(&mut pager, t0, 3, &items[36..]);
+        let (mut pager, items, t0) = three_pages_without_total();
         assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
         // The last two end: page 3 shows ten.
         let t = t0 + MINUTE;
@@ -1144,12 +1159,7 @@ mod tests {
         read_without_total(&mut pager, t + 2 * SECOND, 3, &items[36..46]);
         assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
         read_without_total(&mut pager, t + 3 * SECOND, 4, &[]);
-        let expected: Vec<Arc<str>> = vec![items[46].id.clone(), items[47].id.clone()];
-        let mut reported = gone(&mut pager);
-        reported.sort();
-        let mut expected = expected;
-        expected.sort();
-        assert_eq!(reported, expected);
+        assert_gone(&mut pager, &items[46..]);
         assert_eq!(pager.total, Some(46));
     }
 
@@ -1161,12 +1171,7 @@ mod tests {
     /// boundary reads chased a gone broadcast's key below it, and the head waited minutes.
     #[test]
     fn a_clamped_last_page_that_lengthened_is_still_past_the_end() {
-        let mut pager = FerretPager::new(Params::default(), Book::new());
-        let t0: Millis = 1_000 * 60 * MINUTE;
-        let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
-        read_without_total(&mut pager, t0, 1, &items[..18]);
-        read_without_total(&mut pager, t0, 2, &items[18..36]);
-        read_without_total(&mut pager, t0, 3, &items[36..]);
+        let (mut pager, items, t0) = three_pages_without_total();
         // The last two end; then each read finds one more start above, which pushes one more
         // broadcast down onto the last page.
         let t = t0 + MINUTE;
@@ -1176,11 +1181,7 @@ mod tests {
         read_without_total(&mut pager, t + 2 * SECOND, 3, &items[34..46]);
         assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
         read_without_total(&mut pager, t + 3 * SECOND, 4, &items[33..46]);
-        let mut reported = gone(&mut pager);
-        reported.sort();
-        let mut expected = vec![items[46].id.clone(), items[47].id.clone()];
-        expected.sort();
-        assert_eq!(reported, expected);
+        assert_gone(&mut pager, &items[46..]);
         assert_eq!(pager.last_page(), Some(3));
     }
 
