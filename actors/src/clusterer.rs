@@ -168,21 +168,43 @@ impl Handle<NewsLoaded> for Clusterer {
             .stories
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = book;
+        // Its first read may have gone by before the subscription: each feed is read again
+        // once the subscription is in place (a fetch already under way is refused, and its
+        // update comes anyway). The two go to the FeedFetcher pool round-robin, so another
+        // instance could fetch and publish before the subscription was made: hence the wait
+        // for its answer. Without it the first items waited for the feed's next interval.
         let subscriber = cx.ctx().address().recipient::<Envelope<FeedUpdate>>();
-        for source in &self.wiring.settings.feeds {
-            let subscribe = cx.envelope(Subscribe {
-                source: Some(source.clone()),
-                subscriber: subscriber.clone(),
-            });
-            if let Err(err) = self.wiring.subscribe.do_send(subscribe) {
-                warn!(%source, error = %err, "Could not subscribe to a news feed.");
+        let requests: Vec<_> = (self.wiring.settings.feeds.iter())
+            .map(|source| {
+                let subscribe = cx.envelope(Subscribe {
+                    source: Some(source.clone()),
+                    subscriber: subscriber.clone(),
+                });
+                let fetch = cx.envelope(FetchNow {
+                    source: source.clone(),
+                });
+                (source.clone(), subscribe, fetch)
+            })
+            .collect();
+        let (subscribe, fetch) = (self.wiring.subscribe.clone(), self.wiring.fetch.clone());
+        actix::spawn(
+            async move {
+                for (source, request, fetch_now) in requests {
+                    match subscribe.send(request).await {
+                        Ok(Ok(())) => {
+                            let _ = fetch.do_send(fetch_now);
+                        }
+                        Ok(Err(refused)) => {
+                            warn!(%source, error = %refused, "Could not subscribe to a news feed.");
+                        }
+                        Err(err) => {
+                            warn!(%source, error = %err, "Could not subscribe to a news feed.");
+                        }
+                    }
+                }
             }
-            // Its first read may have gone by before the subscription: read it now. (A fetch
-            // already under way is refused, and its update comes anyway.)
-            let _ = self.wiring.fetch.do_send(cx.envelope(FetchNow {
-                source: source.clone(),
-            }));
-        }
+            .in_current_span(),
+        );
         self.ready = true;
     }
 }
