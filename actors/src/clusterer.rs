@@ -190,17 +190,15 @@ impl Handle<NewsLoaded> for Clusterer {
         actix::spawn(
             async move {
                 for (source, request, fetch_now) in requests {
-                    match subscribe.send(request).await {
+                    let error = match subscribe.send(request).await {
                         Ok(Ok(())) => {
                             let _ = fetch.do_send(fetch_now);
+                            continue;
                         }
-                        Ok(Err(refused)) => {
-                            warn!(%source, error = %refused, "Could not subscribe to a news feed.");
-                        }
-                        Err(err) => {
-                            warn!(%source, error = %err, "Could not subscribe to a news feed.");
-                        }
-                    }
+                        Ok(Err(refused)) => refused.to_string(),
+                        Err(err) => err.to_string(),
+                    };
+                    warn!(%source, %error, "Could not subscribe to a news feed.");
                 }
             }
             .in_current_span(),

@@ -257,15 +257,21 @@ impl FerretPager {
         entry.item.key + (since / frame + 1) * frame
     }
 
+    /// The broadcast whose boundary comes first (or passed longest ago), with its boundary,
+    /// among those whose boundary reads are not held at `now`.
+    fn earliest_due(&self, now: Millis) -> Option<(&BookEntry, Millis)> {
+        self.book
+            .entries()
+            .filter(|entry| self.held_until(entry) <= now)
+            .map(|entry| (entry, self.due(entry)))
+            .min_by_key(|(entry, due)| (*due, entry.item.key))
+    }
+
     /// The broadcast whose boundary passed longest ago (at least `settle` ago), with its
     /// boundary.
     fn most_overdue(&self, now: Millis) -> Option<(&BookEntry, Millis)> {
-        self.book
-            .entries()
-            .map(|entry| (entry, self.due(entry)))
+        self.earliest_due(now)
             .filter(|(_, due)| due + self.params.settle <= now)
-            .filter(|(entry, _)| self.held_until(entry) <= now)
-            .min_by_key(|(entry, due)| (*due, entry.item.key))
     }
 
     /// Until when a broadcast's boundary reads wait ([`FerretPager::due_hold`]).
@@ -615,22 +621,15 @@ impl FerretPager {
 
     /// When the next boundary read becomes worth making.
     fn boundary_wake(&self) -> Option<Millis> {
-        let next = (self.book.entries())
-            .map(|entry| (entry, self.due(entry)))
-            .filter(|(entry, _)| self.held_until(entry) <= self.now)
-            .min_by_key(|(entry, due)| (*due, entry.item.key))
-            .map(|(entry, due)| {
-                // The page the read will aim at, so that the wake and the read agree.
-                let wait = self.batch_wait(self.due_page(entry), entry.item.key);
-                due + self.params.settle.max(wait)
-            });
+        let next = self.earliest_due(self.now).map(|(entry, due)| {
+            // The page the read will aim at, so that the wake and the read agree.
+            let wait = self.batch_wait(self.due_page(entry), entry.item.key);
+            due + self.params.settle.max(wait)
+        });
         let held = (self.due_hold.as_ref())
             .map(|(_, until)| *until)
             .filter(|until| *until > self.now);
-        match (next, held) {
-            (Some(next), Some(held)) => Some(next.min(held)),
-            (next, held) => next.or(held),
-        }
+        next.into_iter().chain(held).min()
     }
 
     /// The next read and the budget that pays for it, by priority: a boundary read late
