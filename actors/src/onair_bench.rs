@@ -33,6 +33,11 @@ pub struct OnAirBenchArgs {
     /// the daemon's `read_timeout_ms`). Matters on scenarios with hung reads.
     #[arg(long)]
     pub read_timeout_secs: Option<f64>,
+    /// The share of the budget the ferret strategy keeps for its sweep (the config's
+    /// `sweep_share`, default 0.27): more finds deep insertions sooner and leaves boundary
+    /// reads less, so Off Air comes later.
+    #[arg(long)]
+    pub sweep_share: Option<f64>,
     /// Print the reports as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -90,6 +95,13 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         params.read_timeout =
             ((secs * SECOND as f64) / f64::from(scale)).round().max(1.0) as Millis;
     }
+    if let Some(share) = args.sweep_share {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&share),
+            "--sweep-share must lie in [0, 1]"
+        );
+        params.sweep_share = share;
+    }
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL
             .iter()
@@ -113,6 +125,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "hours": args.hours,
             "budget": args.budget,
             "time_scale": scale,
+            "sweep_share": params.sweep_share,
             "strategies": reports,
             "lower_bound": bound,
         });
@@ -120,12 +133,13 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "ferret bench onair: scenario {} (seed {}), {} h virtual ({} min warm-up not scored), budget {} reads/h, tolerance {} s, grace {} s{}",
+        "ferret bench onair: scenario {} (seed {}), {} h virtual ({} min warm-up not scored), budget {} reads/h (ferret's sweep share {}), tolerance {} s, grace {} s{}",
         scenario.name,
         scenario.seed,
         args.hours,
         scenario.warmup_minutes,
         args.budget,
+        params.sweep_share,
         params.tolerance * Millis::from(scale) / SECOND,
         params.grace * Millis::from(scale) / SECOND,
         if scale > 1 {

@@ -399,3 +399,48 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
         "{stderr}"
     );
 }
+
+/// `ferret bench onair --sweep-share`: the share reaches the ferret strategy (a larger one
+/// reads the sweep more and the boundaries less, so its report changes) and the report names
+/// it; a share outside [0, 1] is a clear error.
+#[test]
+fn bench_onair_takes_the_sweep_share() {
+    let ferret_report = |share: &str| {
+        let args = [
+            "bench",
+            "onair",
+            "--scenario",
+            "quiet",
+            "--hours",
+            "1",
+            "--seed",
+            "7",
+            "--json",
+            "--sweep-share",
+            share,
+        ];
+        let report: serde_json::Value = serde_json::from_slice(&stdout_of(&args)).unwrap();
+        assert_eq!(report["sweep_share"].as_f64(), share.parse().ok());
+        let strategies = report["strategies"].as_array().unwrap();
+        let ferret = strategies
+            .iter()
+            .find(|r| r["strategy"] == "ferret")
+            .unwrap();
+        ferret.clone()
+    };
+    let (usual, swept) = (ferret_report("0.27"), ferret_report("0.6"));
+    assert!(
+        swept["off_air_p50"].as_f64() > usual["off_air_p50"].as_f64(),
+        "{usual}\n{swept}"
+    );
+    let out = ferret()
+        .args(["bench", "onair", "--sweep-share", "1.5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("--sweep-share must lie in [0, 1]"),
+        "{stderr}"
+    );
+}
