@@ -24,9 +24,7 @@ fn check_config_lists_every_mistake_and_fails() {
         "[actors]\nferret = 0\nferrets = 2\n[server]\nport = -1\n[debug]\nfault_injection = 1\n",
     )
     .unwrap();
-    let out = ferret().arg("check-config").arg(&path).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = stderr_of_failure(&[std::ffi::OsStr::new("check-config"), path.as_os_str()]);
     for key in [
         "debug.fault_injection:",
         "server.port: must be ≥ 0",
@@ -40,12 +38,7 @@ fn check_config_lists_every_mistake_and_fails() {
 
 #[test]
 fn a_missing_config_is_a_clear_error() {
-    let out = ferret()
-        .args(["run", "--config", "/nonexistent/ferret.toml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = stderr_of_failure(&["run", "--config", "/nonexistent/ferret.toml"]);
     assert!(
         stderr.contains("cannot read the config file /nonexistent/ferret.toml"),
         "{stderr}"
@@ -117,6 +110,13 @@ fn stdout_of(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// The standard error of `ferret ARGS…`, which must fail with exit status 1.
+fn stderr_of_failure<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let out = ferret().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    String::from_utf8(out.stderr).unwrap()
+}
+
 /// `ferret parse ARGS…`, which must succeed, as JSON.
 fn parsed(args: &[&str]) -> serde_json::Value {
     let args: Vec<&str> = std::iter::once("parse")
@@ -168,12 +168,7 @@ fn parse_fetches_a_url_with_its_charset_and_resolves_links_against_it() {
     assert_eq!(feed["title"], "Новости");
     assert_eq!(feed["items"][0]["link"], server.url("/a"));
 
-    let out = ferret()
-        .args(["parse", &server.url("/missing")])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = stderr_of_failure(&["parse", &server.url("/missing")]);
     assert!(stderr.contains("the server answered HTTP 404"), "{stderr}");
 }
 
@@ -182,19 +177,13 @@ fn parse_says_in_one_line_what_is_wrong_and_where() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("page.html");
     std::fs::write(&page, "<!DOCTYPE html>\n<html><body>no feed</body></html>").unwrap();
-    let out = ferret().arg("parse").arg(&page).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = stderr_of_failure(&[std::ffi::OsStr::new("parse"), page.as_os_str()]);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("page.html:2:1: not a feed: the root element is <html>"),
         "{stderr}"
     );
-    let out = ferret()
-        .args(["parse", "/nonexistent.xml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    stderr_of_failure(&["parse", "/nonexistent.xml"]);
 }
 
 /// `ferret score-listing` on a hand-made run: clean files pass with exit 0; a false Off Air
@@ -433,12 +422,7 @@ fn bench_onair_takes_the_sweep_share() {
         swept["off_air_p50"].as_f64() > usual["off_air_p50"].as_f64(),
         "{usual}\n{swept}"
     );
-    let out = ferret()
-        .args(["bench", "onair", "--sweep-share", "1.5"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = stderr_of_failure(&["bench", "onair", "--sweep-share", "1.5"]);
     assert!(
         stderr.contains("--sweep-share must lie in [0, 1]"),
         "{stderr}"
