@@ -536,11 +536,12 @@ impl FerretPager {
     /// The channel's `total` brought from when its page was rendered to now: the book's
     /// broadcasts whose frame boundary fell in between have most likely ended (as
     /// [`FerretPager::count_live`] takes them), and as many started as the book's keys of the
-    /// last two tolerances say come in that time. A read seconds before a boundary gave the
-    /// total a boundary read then counted from; on a listing run time-compressed a dozen
-    /// broadcasts share each whole-second key and end at once, and the count from the end put
-    /// them all above the key: the page aimed at held the key 82 % of the time at ×20 (88 %
-    /// at scale 1), and 85 % brought to now (89 %). Only a total read within a quarter of a
+    /// last two tolerances say come in that time. A boundary read follows its boundary by
+    /// seconds, and the total it counted from was often read just before the boundary: on a
+    /// listing run time-compressed a dozen broadcasts share each whole-second key and end at
+    /// once, and the count from the end still put them all above the key. The page aimed at
+    /// held the key 82 % of the time at ×20 (88 % at scale 1) with the total as read, and
+    /// 85 % brought to now (89 %). Only a total read within a quarter of a
     /// head interval is brought forward: on a listing whose reads take 2–12 s the estimate
     /// over longer spans was off, and frame ends slipped (60 on 8 worlds at ×20, against 27
     /// with the total as read).
