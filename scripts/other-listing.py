@@ -4,7 +4,7 @@
 not ours, as a user's own listing would be.
 
     scripts/other-listing.py serve [--port 8091] [--time-scale 20] [--minutes 8] [--seed 5] [--out DIR]
-    scripts/other-listing.py score --events FILE [--out DIR] [--warmup-secs S]
+    scripts/other-listing.py score --events FILE [--out DIR] [--listing NAME] [--warmup-secs S]
 
 `serve` makes a world time-compressed K times (frame 1800/K s of wall time), writes its truth
 to DIR/truth.jsonl and serves it as Niconico-style RSS on /recent/rss?p=N until stopped.
@@ -175,6 +175,8 @@ def score(args):
                 kind = event["event"]
             except (ValueError, KeyError) as error:
                 sys.exit(f"{args.events}:{number}: not an event: {error}")
+            if args.listing and event.get("listing") != args.listing:
+                continue
             last = max(last, at)
             seen = on if kind == "on_air" else off
             if event["id"] in seen:
@@ -184,6 +186,9 @@ def score(args):
             b = truth.get(event["id"])
             if kind == "off_air" and b and b["end"] > at:
                 false_off.append(event["id"])
+    if not on:
+        which = f" of listing {args.listing}" if args.listing else ""
+        sys.exit(f"{args.events}: no On Air events{which}")
     warmup = args.warmup_secs if args.warmup_secs is not None else 1200 / scale
     low, high = t0 + warmup, last - frame / 2
     on_lat, missed, missed_within = [], 0, []
@@ -232,6 +237,7 @@ def main():
     c = commands.add_parser("score", help="score an events file against the world's truth")
     c.add_argument("--events", required=True)
     c.add_argument("--out", default="other-listing")
+    c.add_argument("--listing", help="only the events of this listing (name in the config)")
     c.add_argument("--warmup-secs", type=float, help="wall seconds (default: 20 real minutes)")
     args = parser.parse_args()
     if args.command == "serve":
