@@ -172,20 +172,20 @@ def score(args):
             try:
                 event = json.loads(line)
                 at = datetime.fromisoformat(event["at"].replace("Z", "+00:00")).timestamp()
-                kind = event["event"]
+                kind, broadcast = event["event"], event["id"]
             except (ValueError, KeyError) as error:
                 sys.exit(f"{args.events}:{number}: not an event: {error}")
             if args.listing and event.get("listing") != args.listing:
                 continue
             last = max(last, at)
             seen = on if kind == "on_air" else off
-            if event["id"] in seen:
+            if broadcast in seen:
                 twice += 1
                 continue
-            seen[event["id"]] = at
-            b = truth.get(event["id"])
+            seen[broadcast] = at
+            b = truth.get(broadcast)
             if kind == "off_air" and b and b["end"] > at:
-                false_off.append(event["id"])
+                false_off.append(broadcast)
     if not on:
         which = f" of listing {args.listing}" if args.listing else ""
         sys.exit(f"{args.events}: no On Air events{which}")
