@@ -62,6 +62,12 @@ def nearest(similarity, order, k, threshold):
     return [label[i] for i in range(len(order))]
 
 
+def report(label, runs):
+    """Prints the run of `runs` (each a BCubed triple and its setting) with the best F1."""
+    (p, r, f), setting = max(runs, key=lambda run: run[0][2])
+    print(f"{label}, best {setting}: BCubed P / R / F1 {p:.3f} / {r:.3f} / {f:.3f}")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "../shared/data/news-clustering/uci-news-aggregator-subset"
     for name in ("dev", "test"):
@@ -71,25 +77,21 @@ def main():
         gold = [d["cluster"] for d in docs]
         vectors = TfidfVectorizer(tokenizer=tokens, lowercase=False, sublinear_tf=True,
                                   token_pattern=None).fit_transform([d["title"] for d in docs])
-        best = max((
+        report(f"{name}: average linkage", (
             (bcubed(gold, AgglomerativeClustering(n_clusters=None, distance_threshold=t,
                                                   metric="cosine", linkage="average")
                     .fit(vectors.toarray()).labels_), f"distance {t}")
             for t in (0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
-        ), key=lambda scored: scored[0][2])
-        print(f"{name}: average linkage, best {best[1]}: BCubed P / R / F1 "
-              f"{best[0][0]:.3f} / {best[0][1]:.3f} / {best[0][2]:.3f}")
+        ))
         similarity = (vectors @ vectors.T).toarray()
         np.fill_diagonal(similarity, 0)
         shuffled = list(range(len(docs)))
         np.random.default_rng(1).shuffle(shuffled)
         for order_name, order in (("date order", list(range(len(docs)))), ("shuffled", shuffled)):
-            best = max((
+            report(f"{name}: nearest neighbours, {order_name}", (
                 (bcubed(gold, nearest(similarity, order, k, t)), f"k {k}, threshold {t}")
                 for k in (1, 3, 7) for t in (0.06, 0.08, 0.1, 0.12, 0.15, 0.18, 0.25)
-            ), key=lambda scored: scored[0][2])
-            print(f"{name}: nearest neighbours, {order_name}, best {best[1]}: BCubed P / R / F1 "
-                  f"{best[0][0]:.3f} / {best[0][1]:.3f} / {best[0][2]:.3f}")
+            ))
 
 
 if __name__ == "__main__":

@@ -172,20 +172,20 @@ def score(args):
             try:
                 event = json.loads(line)
                 at = datetime.fromisoformat(event["at"].replace("Z", "+00:00")).timestamp()
-                kind, broadcast = event["event"], event["id"]
+                kind, event_id = event["event"], event["id"]
             except (ValueError, KeyError) as error:
                 sys.exit(f"{args.events}:{number}: not an event: {error}")
             if args.listing and event.get("listing") != args.listing:
                 continue
             last = max(last, at)
             seen = on if kind == "on_air" else off
-            if broadcast in seen:
+            if event_id in seen:
                 twice += 1
                 continue
-            seen[broadcast] = at
-            b = truth.get(broadcast)
+            seen[event_id] = at
+            b = truth.get(event_id)
             if kind == "off_air" and b and b["end"] > at:
-                false_off.append(broadcast)
+                false_off.append(event_id)
     if not on:
         which = f" of listing {args.listing}" if args.listing else ""
         sys.exit(f"{args.events}: no On Air events{which}")
