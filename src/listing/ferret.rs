@@ -28,8 +28,9 @@
 //!   the page before, so a walk paced by the budget (a page every ten seconds or so) repeats a
 //!   third of each page and chases a broadcast inserted just behind it down the list, while a
 //!   round read in one go is close to one snapshot of the region, and what a round missed the
-//!   next finds before it drifts out. After each round, one read in sixteen (at least one)
-//!   walks the rest of the list. The sweep finds deep insertions and early ends.
+//!   next finds before it drifts out. A round starts just after a head sweep that read page
+//!   2, and takes that read as its own first page. After each round, one read in sixteen (at
+//!   least one) walks the rest of the list. The sweep finds deep insertions and early ends.
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
 //! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
@@ -186,6 +187,9 @@ pub struct FerretPager {
     round_at: Option<Millis>,
     /// When the round before it started.
     previous_round_at: Option<Millis>,
+    /// The head's latest read of page 2 and when it was answered: a round that starts just
+    /// after it takes it as its first page.
+    head_second: Option<(Millis, PageView)>,
     /// The last boundary read that did not bracket its broadcast.
     due_miss: Option<DueMiss>,
     /// A due broadcast whose key fell between two neighbouring pages read in turn, and until
@@ -244,6 +248,7 @@ impl FerretPager {
             recent_reads: 0,
             round_at: None,
             previous_round_at: None,
+            head_second: None,
             due_miss: None,
             due_hold: None,
             total_at: Millis::MIN,
@@ -641,17 +646,40 @@ impl FerretPager {
             return Some((page, Purpose::Sweep(Region::Rest)));
         }
         if !self.in_round {
-            if !borrowed && !self.sweep_budget.allows(now, self.round_pages(now) - 1) {
+            if self.round_waits_for_head(now)
+                || (!borrowed && !self.sweep_budget.allows(now, self.round_pages(now) - 1))
+            {
                 return None;
             }
             self.in_round = true;
             self.previous_round_at = self.round_at.replace(now);
             self.rest_credit = 0;
             self.recent_walk.restart();
+            if let Some((_, view)) = self.head_second.as_ref().filter(|_| self.head_fresh(now)) {
+                self.recent_walk.page(2, last);
+                self.recent_walk.handle(view, |_, _| false);
+            }
         }
         let page = self.recent_walk.page(2, last);
         self.recent_reads += 1;
         Some((page, Purpose::Sweep(Region::Recent)))
+    }
+
+    /// Whether the head's latest read of page 2 was answered a moment ago (within a quarter of
+    /// a head interval): a round starting now takes it as its first page.
+    fn head_fresh(&self, now: Millis) -> bool {
+        self.head_second
+            .as_ref()
+            .is_some_and(|(at, _)| now - at <= self.params.head_interval / 4)
+    }
+
+    /// Whether a round due now waits for the next head sweep, to start from its page 2: the
+    /// latest head sweep read page 2 (so the next will most likely read it too), and not a
+    /// moment ago.
+    fn round_waits_for_head(&self, now: Millis) -> bool {
+        let read_by_head =
+            (self.head_second.as_ref()).is_some_and(|(at, _)| *at >= self.head_started);
+        read_by_head && !self.head_fresh(now)
     }
 
     /// When the next boundary read becomes worth making.
@@ -993,6 +1021,9 @@ impl Pager for FerretPager {
         }
         match purpose {
             Purpose::Head(page) => {
+                if page == 2 {
+                    self.head_second = Some((now, view.clone()));
+                }
                 let more = new > 0 && page < self.params.head_pages;
                 self.head_page = (more && len >= self.per_page).then_some(page + 1);
                 if self.head_page.is_none() {
@@ -1031,7 +1062,10 @@ impl Pager for FerretPager {
         }
         let any = self.budget.ready_at(Millis::MIN, 0);
         let keep = self.head_keep(self.now);
-        let mut wake = if self.total.is_some() {
+        // A round that waits for the head's page 2 starts when the head sweep has read it.
+        let round_waits =
+            !self.in_round && self.rest_credit == 0 && self.round_waits_for_head(self.now);
+        let mut wake = if self.total.is_some() && !round_waits {
             self.budget
                 .ready_at(Millis::MIN, self.params.reserve.max(keep))
                 .min(
