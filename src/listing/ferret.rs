@@ -1291,6 +1291,39 @@ mod tests {
         assert_eq!(pager.last_page(), Some(3));
     }
 
+    /// At the peak the head reads page 2 at nearly every head sweep, and a round of the sweep
+    /// starts just after one, going on from page 3 with the head's page 2 as its first page.
+    #[test]
+    fn rounds_start_from_the_heads_page_2() {
+        use crate::listing::sim::{Scenario, World};
+        let scenario = Scenario::built_in("peak2009").unwrap();
+        let params = Params::default();
+        let t0 = scenario.virtual_t0();
+        let mut world = World::new(&scenario, t0, HOUR);
+        let mut pager = FerretPager::new(params.clone(), Book::new());
+        let (mut now, mut rounds) = (t0, Vec::new());
+        while now < t0 + 40 * MINUTE {
+            let in_round = pager.in_round;
+            let Some(page) = pager.poll_read(now) else {
+                now = pager.poll_timeout().unwrap_or(now + SECOND).max(now + 1);
+                world.advance(now);
+                continue;
+            };
+            if !in_round && pager.in_round {
+                let (answered, view) = pager.head_second.as_ref().expect("page 2 read");
+                rounds.push((page, now - answered, view.page));
+            }
+            let (outcome, done) = world.read(page, now, params.read_timeout);
+            now = done;
+            pager.handle_read(now, outcome);
+        }
+        assert!(rounds.len() >= 5, "{rounds:?}");
+        for (page, since_head, head_page) in rounds {
+            assert_eq!((page, head_page), (3, 2));
+            assert!(since_head <= params.head_interval / 4, "{since_head} ms");
+        }
+    }
+
     /// A broadcast gone from the bottom of a list whose length is a whole number of pages:
     /// the last page is full (it cannot prove anything gone below its last item) and the
     /// page after it empty, so a boundary read misses on either, late enough to go before the

@@ -1417,32 +1417,26 @@ fn sim_run_ferret_at_the_peak_without_a_total() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.total = false;
     scenario.seed = 2;
-    ferret_keeps_the_rules_at_the_peak(&scenario);
+    ferret_keeps_the_rules_at_the_peak(&scenario, 0);
 }
 
-/// Three hours of `scenario`, in real time and 20 times faster: no false Off Air, no slip,
-/// nothing twice, On Air p95 within 30 s.
-fn ferret_keeps_the_rules_at_the_peak(scenario: &Scenario) {
+/// Three hours of `scenario` with the ferret strategy, in real time and 20 times faster: no
+/// false Off Air, at most `slips` frame ends slipped, nothing twice, On Air p95 within 30 s.
+fn ferret_keeps_the_rules_at_the_peak(scenario: &Scenario, slips: usize) {
     for scale in [1u32, 20] {
-        let report = peak_run(scenario, scale);
+        let report = sim::run(
+            Strategy::Ferret,
+            &Params::default().compressed(scale),
+            &scenario.compressed(f64::from(scale)),
+            3 * HOUR / Millis::from(scale),
+        )
+        .scaled(scale);
         assert_eq!(report.false_off_air, 0, "×{scale}: {report:#?}");
-        assert_eq!(report.slipped, 0, "×{scale}: {report:#?}");
+        assert!(report.slipped <= slips, "×{scale}: {report:#?}");
         assert_eq!(report.on_air_duplicates, 0, "×{scale}: {report:#?}");
         assert!(report.on_air_p95 <= 30.0, "×{scale}: {report:#?}");
         assert!(report.frame_ends > 4_000, "×{scale}: {report:#?}");
     }
-}
-
-/// Three hours of `scenario` with the ferret strategy, `scale` times faster, the figures given
-/// back in real time.
-fn peak_run(scenario: &Scenario, scale: u32) -> sim::Report {
-    sim::run(
-        Strategy::Ferret,
-        &Params::default().compressed(scale),
-        &scenario.compressed(f64::from(scale)),
-        3 * HOUR / Millis::from(scale),
-    )
-    .scaled(scale)
 }
 
 /// A channel total a minute old (a cached count): it often contradicts the last page, and now
@@ -1457,20 +1451,14 @@ fn peak_run(scenario: &Scenario, scale: u32) -> sim::Report {
 /// extended broadcast gone, so the end waits for a read whose count agrees, and now and then
 /// the last broadcasts of the list wait past the grace. Over 32 worlds and both scales
 /// (`ferret bench onair` on this scenario, seeds 1–32), 5 of 64 runs slipped one frame end
-/// each; none slipped more, and none reported a false Off Air.
+/// each (2 before rounds began from the head's page 2); none slipped more, and none reported
+/// a false Off Air.
 #[test]
 fn sim_run_ferret_with_a_total_that_lags() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.total_lag_ms = 60_000.0;
     scenario.seed = 2;
-    for scale in [1u32, 20] {
-        let report = peak_run(&scenario, scale);
-        assert_eq!(report.false_off_air, 0, "×{scale}: {report:#?}");
-        assert!(report.slipped <= 1, "×{scale}: {report:#?}");
-        assert_eq!(report.on_air_duplicates, 0, "×{scale}: {report:#?}");
-        assert!(report.on_air_p95 <= 30.0, "×{scale}: {report:#?}");
-        assert!(report.frame_ends > 4_000, "×{scale}: {report:#?}");
-    }
+    ferret_keeps_the_rules_at_the_peak(&scenario, 1);
 }
 
 /// A listing without a total that answers a page past the end with its last page again (a
@@ -1485,7 +1473,7 @@ fn sim_run_ferret_when_pages_past_the_end_repeat_the_last() {
     scenario.reads.total = false;
     scenario.reads.past_end = PastEnd::LastPage;
     scenario.seed = 1;
-    ferret_keeps_the_rules_at_the_peak(&scenario);
+    ferret_keeps_the_rules_at_the_peak(&scenario, 0);
 
     // The world answers past the end with its last page, numbered as asked.
     let t0 = scenario.virtual_t0();
