@@ -646,7 +646,7 @@ impl FerretPager {
             return Some((page, Purpose::Sweep(Region::Rest)));
         }
         if !self.in_round {
-            if self.round_waits_for_head(now)
+            if self.round_waits(now)
                 || (!borrowed && !self.sweep_budget.allows(now, self.round_pages(now) - 1))
             {
                 return None;
@@ -673,13 +673,20 @@ impl FerretPager {
             .is_some_and(|(at, _)| now - at <= self.params.head_interval / 4)
     }
 
-    /// Whether a round due now waits for the next head sweep, to start from its page 2: the
-    /// latest head sweep read page 2 (so the next will most likely read it too), and not a
-    /// moment ago.
-    fn round_waits_for_head(&self, now: Millis) -> bool {
+    /// Whether the sweep's next read would start a round, and that round waits for the next
+    /// head sweep, to start from its page 2: no round is under way, no read of the rest of
+    /// the list is owed that could be made (the list goes on below the recent region), and
+    /// the latest head sweep read page 2 (so the next will most likely read it too), but not
+    /// a moment ago. [`FerretPager::sweep_read`] and [`Pager::poll_timeout`] both ask it, so
+    /// that a detector never wakes for a round that would not start.
+    fn round_waits(&self, now: Millis) -> bool {
         let read_by_head =
             (self.head_second.as_ref()).is_some_and(|(at, _)| *at >= self.head_started);
-        read_by_head && !self.head_fresh(now)
+        let rest_owed = || {
+            self.rest_credit > 0
+                && (self.last_page()).is_some_and(|last| last > self.recent_region_end(now))
+        };
+        !self.in_round && read_by_head && !self.head_fresh(now) && !rest_owed()
     }
 
     /// When the next boundary read becomes worth making.
@@ -1063,9 +1070,7 @@ impl Pager for FerretPager {
         let any = self.budget.ready_at(Millis::MIN, 0);
         let keep = self.head_keep(self.now);
         // A round that waits for the head's page 2 starts when the head sweep has read it.
-        let round_waits =
-            !self.in_round && self.rest_credit == 0 && self.round_waits_for_head(self.now);
-        let mut wake = if self.total.is_some() && !round_waits {
+        let mut wake = if self.total.is_some() && !self.round_waits(self.now) {
             self.budget
                 .ready_at(Millis::MIN, self.params.reserve.max(keep))
                 .min(
