@@ -40,6 +40,9 @@ pub struct ClusterArgs {
     /// Exponent of the idf in the term weights.
     #[arg(long)]
     pub idf_power: Option<f32>,
+    /// Share of a term's idf counted over the live stories instead of the items (0: items only).
+    #[arg(long)]
+    pub story_idf_share: Option<f32>,
     /// Cosine at or above which a new event joins a big story.
     #[arg(long)]
     pub big_story_threshold: Option<f32>,
@@ -87,6 +90,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
         idf_power: args.idf_power.unwrap_or(defaults.idf_power),
+        story_idf_share: args.story_idf_share.unwrap_or(defaults.story_idf_share),
         big_story_threshold: args
             .big_story_threshold
             .unwrap_or(defaults.big_story_threshold),

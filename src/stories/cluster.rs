@@ -108,6 +108,9 @@ pub struct ClusterParams {
     pub demonyms: bool,
     /// Exponent of the idf in a headline's weights (1: plain tf·idf); long texts rise to 1.
     pub idf_power: f32,
+    /// The share of a term's idf counted over the live stories rather than the items of the
+    /// window (see `Clusterer::vector`). 0: the items' idf alone.
+    pub story_idf_share: f32,
     /// Seed of the MinHash functions.
     pub seed: u64,
 }
@@ -154,6 +157,7 @@ impl Default for ClusterParams {
             bigrams: true,
             demonyms: true,
             idf_power: 0.25,
+            story_idf_share: 0.4,
             seed: 1,
         }
     }
@@ -413,6 +417,20 @@ impl Level {
             }
         });
         self.by_update.push_back((at, id));
+    }
+
+    /// How many live clusters hold `term`.
+    fn holders(&self, term: u32) -> u32 {
+        if term & BIGRAM == 0 {
+            self.index
+                .get(&term)
+                .map_or(0, |postings| postings.len() as u32)
+        } else {
+            self.bigram_holders
+                .get((term & !BIGRAM) as usize)
+                .copied()
+                .unwrap_or(0)
+        }
     }
 
     /// Whether a live cluster holds `term`.
@@ -1010,6 +1028,17 @@ impl Clusterer {
     /// The tf·idf vector of an item of terms `ids` (and their bigrams), counting it into the
     /// document frequencies first; and how many terms it counted (queued in
     /// [`Clusterer::counted`], uncounted when the item leaves the window).
+    ///
+    /// A term's idf is the items' (`ln(N/df)` over the window) to the power `1 − share` times
+    /// the stories' (`ln((S + 2)/(s + 1))`, S live stories, s of them holding the term) to the
+    /// power `share` (`story_idf_share`). Over items alone, the name a big story repeats is
+    /// common: on dev, "Titanfall" is in 159 of 3,149 headlines (idf 3.0) and "way" in 13
+    /// (5.5), so a headline about where to buy Titanfall on March 11 scored higher against a
+    /// one-headline story of an oil forecast for March 11 than against the Titanfall story of
+    /// 157. Counted over stories, a word one story repeats is rare, and a word many stories
+    /// use is common. A product, not a sum: a word on every item keeps no weight, or a stream
+    /// whose items all share a few words would fall into one story that then makes those
+    /// words rare (among its one or two stories) for good.
     fn vector(&mut self, ids: &[u32]) -> (Vector, u32) {
         // The terms, bigrams included, sorted: counting is a run over equal ids.
         let mut terms = std::mem::take(&mut self.item_terms);
@@ -1046,6 +1075,8 @@ impl Clusterer {
         let counted = counts.len() as u32;
         let max = counts.iter().map(|&(_, f)| f).max().unwrap_or(1) as f32;
         let n = self.n as f32;
+        let share = self.params.story_idf_share;
+        let stories = self.stories.live() as f32 + 2.0;
         let power = idf_power_for(self.params.idf_power, counted);
         // Sorted by id already.
         self.item_terms = terms;
@@ -1054,7 +1085,11 @@ impl Clusterer {
             .into_iter()
             .map(|(id, f)| {
                 let tf = 0.5 + 0.5 * f as f32 / max;
-                let idf = (n / self.vocabulary(id).df(id) as f32).ln();
+                let mut idf = (n / self.vocabulary(id).df(id) as f32).ln();
+                if share > 0.0 {
+                    let held = self.stories.holders(id) as f32 + 1.0;
+                    idf = idf.max(0.0).powf(1.0 - share) * (stories / held).ln().powf(share);
+                }
                 let idf = match power {
                     1.0 => idf,
                     0.5 => idf.max(0.0).sqrt(),
@@ -1539,12 +1574,59 @@ mod tests {
         assert!(places.iter().all(|id| !peoples.contains(id)));
     }
 
+    /// Counted over stories, a word one story repeats weighs more than a word as frequent
+    /// among the items that many stories use once each; over the items alone they weigh
+    /// the same. A word on every item weighs nothing either way, however few the stories: a
+    /// stream whose items all share it does not fall into one story.
+    #[test]
+    fn a_word_one_story_repeats_outweighs_one_many_stories_use() {
+        for share in [0.0, 0.4] {
+            let mut clusterer = Clusterer::new(ClusterParams {
+                idf_power: 1.0,
+                story_idf_share: share,
+                ..ClusterParams::default()
+            });
+            let [titanfall, way] = ids(&mut clusterer, &["titanfall", "way"])[..] else {
+                unreachable!("two words")
+            };
+            // Ten items each (df 10 of N = 20), in one story and in ten.
+            for i in 0..10 {
+                let filler = ids(&mut clusterer, &[&format!("q{i}"), &format!("r{i}")]);
+                clusterer.vector(&[titanfall, filler[0]]);
+                clusterer.vector(&[way, filler[1]]);
+                clusterer.stories.create(&vec![(way, 1.0)], 0);
+            }
+            clusterer.stories.create(&vec![(titanfall, 1.0)], 0);
+
+            let vector = clusterer.vector(&[titanfall, way]).0;
+            let weight = |id: u32| vector.iter().find(|(term, _)| *term == id).unwrap().1;
+            let (titanfall, way) = (weight(titanfall), weight(way));
+            if share == 0.0 {
+                assert!((titanfall - way).abs() < 1e-6, "{titanfall} {way}");
+            } else {
+                // (ln(13/2) / ln(13/11))^0.4 = 2.63 times.
+                assert!(titanfall > 2.5 * way, "{titanfall} {way}");
+            }
+        }
+
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let stories: std::collections::BTreeSet<u32> = (0..200)
+            .map(|i| {
+                let title = format!("market rally shares w{i}a w{i}b w{i}c");
+                clusterer.add(&title, "", i * 60_000).story
+            })
+            .collect();
+        assert_eq!(stories.len(), 200);
+    }
+
     /// Bigrams are terms with their own document frequencies, weighted like words, and left
-    /// out of candidate lookup. Worked by hand: idf = ln(N / df) over the items so far.
+    /// out of candidate lookup. Worked by hand: idf = ln(N / df) over the items so far (the
+    /// items' idf alone: no share counted over the stories).
     #[test]
     fn bigrams_are_weighted_terms_but_not_looked_up() {
         let mut clusterer = Clusterer::new(ClusterParams {
             idf_power: 1.0,
+            story_idf_share: 0.0,
             ..ClusterParams::default()
         });
         // N = 1: every df is 1, every idf ln 1 = 0: no weight at all.
@@ -1580,6 +1662,7 @@ mod tests {
         for (power, expected) in [(0.5, 0.688_881), (0.25, 0.595_224)] {
             let mut damped = Clusterer::new(ClusterParams {
                 idf_power: power,
+                story_idf_share: 0.0,
                 ..ClusterParams::default()
             });
             let (a, b, c) = (
@@ -1599,6 +1682,7 @@ mod tests {
         // Words only: no bigram ids at all.
         let mut words_only = Clusterer::new(ClusterParams {
             bigrams: false,
+            story_idf_share: 0.0,
             ..ClusterParams::default()
         });
         let (a, b, c) = (
