@@ -101,6 +101,11 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         bigrams: defaults.bigrams && !args.no_bigrams,
         ..defaults
     };
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&params.story_idf_share),
+        "--story-idf-share is a share: between 0 and 1, not {}",
+        params.story_idf_share
+    );
     if let Some(threshold) = args.components {
         return components(args, &items, threshold);
     }

@@ -359,6 +359,7 @@ half_life_hours = 2
 big_story = 0
 young_story = 3
 young_threshold = 0.2
+story_idf_share = 1.5
 demonyms = false
 "#;
     let err = Settings::from_toml(text, None).expect_err("invalid");
@@ -368,7 +369,8 @@ demonyms = false
         [
             "stories.feeds[1]",
             "stories.big_story",
-            "stories.event_threshold"
+            "stories.event_threshold",
+            "stories.story_idf_share"
         ]
     );
     let valid = text
@@ -381,6 +383,7 @@ demonyms = false
     assert_eq!(ok.stories.cluster.big_story, 20);
     assert_eq!(ok.stories.cluster.young_story, 3);
     assert_eq!(ok.stories.cluster.young_threshold, 0.2);
+    assert_eq!(ok.stories.cluster.story_idf_share, 0.4);
     assert!(!ok.stories.cluster.demonyms);
     assert_eq!(ok.stories.rank.half_life, 2 * 3_600_000);
     // The shipped [stories] states the defaults.
