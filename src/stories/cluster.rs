@@ -1086,9 +1086,11 @@ impl Clusterer {
             .map(|(id, f)| {
                 let tf = 0.5 + 0.5 * f as f32 / max;
                 let mut idf = (n / self.vocabulary(id).df(id) as f32).ln();
-                if share > 0.0 {
+                // A term on every item keeps no weight at any share (`0^0` would give it one
+                // at a share of 1).
+                if share > 0.0 && idf > 0.0 {
                     let held = self.stories.holders(id) as f32 + 1.0;
-                    idf = idf.max(0.0).powf(1.0 - share) * (stories / held).ln().powf(share);
+                    idf = idf.powf(1.0 - share) * (stories / held).ln().powf(share);
                 }
                 let idf = match power {
                     1.0 => idf,
@@ -1609,14 +1611,19 @@ mod tests {
             }
         }
 
-        let mut clusterer = Clusterer::new(ClusterParams::default());
-        let stories: std::collections::BTreeSet<u32> = (0..200)
-            .map(|i| {
-                let title = format!("market rally shares w{i}a w{i}b w{i}c");
-                clusterer.add(&title, "", i * 60_000).story
-            })
-            .collect();
-        assert_eq!(stories.len(), 200);
+        for share in [0.4, 1.0] {
+            let mut clusterer = Clusterer::new(ClusterParams {
+                story_idf_share: share,
+                ..ClusterParams::default()
+            });
+            let stories: std::collections::BTreeSet<u32> = (0..200)
+                .map(|i| {
+                    let title = format!("market rally shares w{i}a w{i}b w{i}c");
+                    clusterer.add(&title, "", i * 60_000).story
+                })
+                .collect();
+            assert_eq!(stories.len(), 200, "share {share}");
+        }
     }
 
     /// Bigrams are terms with their own document frequencies, weighted like words, and left
