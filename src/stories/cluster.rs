@@ -257,12 +257,19 @@ struct Posting {
     weight: f32,
 }
 
+/// The postings of word `term` in `index` (none for a word no live cluster holds).
+fn postings(index: &[Vec<Posting>], term: u32) -> &[Posting] {
+    index.get(term as usize).map_or(&[], Vec::as_slice)
+}
+
 /// A set of centroids with an inverted index from word to the centroids holding it, each
 /// with its weight there (sorted by id).
 #[derive(Debug, Default)]
 struct Level {
     clusters: Vec<Centroid>,
-    index: FxHashMap<u32, Vec<Posting>>,
+    /// The postings by word id: the vocabulary hands out dense ids and reuses the freed ones,
+    /// so a vector, not a map, holds them (no hashing on the hottest path).
+    index: Vec<Vec<Posting>>,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
     /// Per cluster, the last lookup that considered it.
@@ -304,7 +311,7 @@ impl Level {
         self.sums.resize(self.clusters.len(), (0.0, 0));
         self.found.clear();
         for term in lookup {
-            for posting in self.index.get(term).into_iter().flatten() {
+            for posting in postings(&self.index, *term) {
                 let at = posting.id as usize;
                 if self.stamps[at] != self.generation {
                     self.stamps[at] = self.generation;
@@ -329,7 +336,7 @@ impl Level {
         let words = vector.partition_point(|&(term, _)| term & BIGRAM == 0);
         let (words, bigrams) = vector.split_at(words);
         for &(term, weight) in words {
-            for posting in self.index.get(&term).into_iter().flatten() {
+            for posting in postings(&self.index, term) {
                 let at = posting.id as usize;
                 if self.stamps[at] == self.generation {
                     let (dot, matched) = &mut self.sums[at];
@@ -403,7 +410,10 @@ impl Level {
         let (index, holders) = (&mut self.index, &mut self.bigram_holders);
         self.clusters[id as usize].add(vector, at, |term, weight, new| {
             if term & BIGRAM == 0 {
-                let postings = index.entry(term).or_default();
+                if term as usize >= index.len() {
+                    index.resize_with(term as usize + 1, Vec::new);
+                }
+                let postings = &mut index[term as usize];
                 match postings.binary_search_by_key(&id, |posting| posting.id) {
                     Ok(at) => postings[at].weight = weight,
                     Err(at) => postings.insert(at, Posting { id, weight }),
@@ -422,9 +432,7 @@ impl Level {
     /// How many live clusters hold `term`.
     fn holders(&self, term: u32) -> u32 {
         if term & BIGRAM == 0 {
-            self.index
-                .get(&term)
-                .map_or(0, |postings| postings.len() as u32)
+            postings(&self.index, term).len() as u32
         } else {
             self.bigram_holders
                 .get((term & !BIGRAM) as usize)
@@ -436,7 +444,7 @@ impl Level {
     /// Whether a live cluster holds `term`.
     fn holds(&self, term: u32) -> bool {
         if term & BIGRAM == 0 {
-            self.index.contains_key(&term)
+            !postings(&self.index, term).is_empty()
         } else {
             self.bigram_holders
                 .get((term & !BIGRAM) as usize)
@@ -476,12 +484,9 @@ impl Level {
                 self.bigram_holders[(term & !BIGRAM) as usize] -= 1;
                 continue;
             }
-            if let Some(postings) = self.index.get_mut(term) {
+            if let Some(postings) = self.index.get_mut(*term as usize) {
                 if let Ok(at) = postings.binary_search_by_key(&id, |posting| posting.id) {
                     postings.remove(at);
-                }
-                if postings.is_empty() {
-                    self.index.remove(term);
                 }
             }
         }
