@@ -17,20 +17,26 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use actix::AsyncContext as _;
 use ferret::config::StoriesSettings;
 use ferret::stories::{NewsItem, Placement, StoryBook};
 use ferret::Role;
-use tracing::{error, info, warn, Instrument as _};
+use tracing::{debug, error, info, warn, Instrument as _};
 
 use crate::instance::{Cx, Handle, Instance, RoleActor};
 use crate::messages::{
-    Envelope, FeedUpdate, FetchNow, FetchOutcome, LoadNewsItems, NewsLoaded, RecordNewsItems,
-    Subscribe,
+    Envelope, FeedUpdate, FetchNow, FetchOutcome, LoadNewsItems, MessageId, NewsLoaded,
+    RecordNewsItems, Subscribe,
 };
-use crate::pool::Route;
+use crate::pool::{Route, RouteError};
 use crate::supervisor::unix_millis;
+
+/// The first wait before subscribing again while no FeedFetcher is live; each wait doubles,
+/// up to [`SUBSCRIBE_RETRY_MAX`].
+const SUBSCRIBE_RETRY_FIRST: Duration = Duration::from_millis(20);
+const SUBSCRIBE_RETRY_MAX: Duration = Duration::from_secs(2);
 
 /// The stories, shared with the HTTP API.
 pub type SharedStories = Arc<Mutex<StoryBook>>;
@@ -173,37 +179,62 @@ impl Handle<NewsLoaded> for Clusterer {
         // update comes anyway). The two go to the FeedFetcher pool round-robin, so another
         // instance could fetch and publish before the subscription was made: hence the wait
         // for its answer. Without it the first items waited for the feed's next interval.
+        // A replay that finished before the FeedFetcher pool started found no instance to
+        // subscribe with, and the stories never got their feeds: [`subscribe`] tries again.
         let subscriber = cx.ctx().address().recipient::<Envelope<FeedUpdate>>();
-        let requests: Vec<_> = (self.wiring.settings.feeds.iter())
-            .map(|source| {
-                let subscribe = cx.envelope(Subscribe {
-                    source: Some(source.clone()),
-                    subscriber: subscriber.clone(),
-                });
-                let fetch = cx.envelope(FetchNow {
-                    source: source.clone(),
-                });
-                (source.clone(), subscribe, fetch)
-            })
-            .collect();
-        let (subscribe, fetch) = (self.wiring.subscribe.clone(), self.wiring.fetch.clone());
-        actix::spawn(
-            async move {
-                for (source, request, fetch_now) in requests {
-                    let error = match subscribe.send(request).await {
-                        Ok(Ok(())) => {
-                            let _ = fetch.do_send(fetch_now);
-                            continue;
-                        }
-                        Ok(Err(refused)) => refused.to_string(),
-                        Err(err) => err.to_string(),
-                    };
-                    warn!(%source, %error, "Could not subscribe to a news feed.");
-                }
-            }
-            .in_current_span(),
+        let subscription = subscribe(
+            self.wiring.settings.feeds.clone(),
+            subscriber,
+            cx.message_id(),
+            self.wiring.subscribe.clone(),
+            self.wiring.fetch.clone(),
         );
+        actix::spawn(subscription.in_current_span());
         self.ready = true;
+    }
+}
+
+/// Subscribes `subscriber` to each of `sources` and has each read at once, the messages
+/// caused by `parent`. While no FeedFetcher is live (the pool starts after the Clusterer's,
+/// or its instance is restarting) it tries again, waiting longer each time, for as long as
+/// the subscriber lives.
+async fn subscribe(
+    sources: Vec<String>,
+    subscriber: actix::Recipient<Envelope<FeedUpdate>>,
+    parent: Option<MessageId>,
+    subscribe: Route<Subscribe>,
+    fetch: Route<FetchNow>,
+) {
+    for source in sources {
+        let mut delay = SUBSCRIBE_RETRY_FIRST;
+        let error = loop {
+            let request = Subscribe {
+                source: Some(source.clone()),
+                subscriber: subscriber.clone(),
+            };
+            match subscribe
+                .send(Envelope::caused_by_any(parent, request))
+                .await
+            {
+                Ok(Ok(())) => {
+                    let fetch_now = FetchNow {
+                        source: source.clone(),
+                    };
+                    let _ = fetch.do_send(Envelope::caused_by_any(parent, fetch_now));
+                    break None;
+                }
+                Ok(Err(refused)) => break Some(refused.to_string()),
+                Err(RouteError::NoInstance { .. }) if subscriber.connected() => {
+                    debug!(%source, ?delay, "No FeedFetcher is live: subscribing again after a wait.");
+                    actix_rt::time::sleep(delay).await;
+                    delay = (delay * 2).min(SUBSCRIBE_RETRY_MAX);
+                }
+                Err(err) => break Some(err.to_string()),
+            }
+        };
+        if let Some(error) = error {
+            warn!(%source, %error, "Could not subscribe to a news feed.");
+        }
     }
 }
 

@@ -347,10 +347,7 @@ impl FeedBook {
         }
         for subscribers in [&mut entry.subscribers, everything] {
             subscribers.retain(|subscriber| {
-                let envelope = match parent {
-                    Some(parent) => Envelope::caused_by(parent, update.clone()),
-                    None => Envelope::new(update.clone()),
-                };
+                let envelope = Envelope::caused_by_any(parent, update.clone());
                 // Queued even over capacity (an update is never dropped for a full mailbox);
                 // a subscriber whose mailbox closed is dropped.
                 let alive = subscriber.connected();

@@ -65,7 +65,7 @@ impl LighthouseBoard {
     ) {
         let mut state = self.lock();
         if let Some(latest) = &state.latest {
-            subscriber.do_send(envelope(parent, latest.clone()));
+            subscriber.do_send(Envelope::caused_by_any(parent, latest.clone()));
         }
         state.subscribers.push(subscriber);
     }
@@ -103,19 +103,12 @@ impl LighthouseBoard {
             // Queued even over capacity; a subscriber whose mailbox closed is dropped.
             let alive = subscriber.connected();
             if alive {
-                subscriber.do_send(envelope(parent, changed.clone()));
+                subscriber.do_send(Envelope::caused_by_any(parent, changed.clone()));
             }
             alive
         });
         state.latest = Some(changed);
         true
-    }
-}
-
-fn envelope<M>(parent: Option<MessageId>, payload: M) -> Envelope<M> {
-    match parent {
-        Some(parent) => Envelope::caused_by(parent, payload),
-        None => Envelope::new(payload),
     }
 }
 
@@ -180,14 +173,14 @@ impl Generalizer {
         let (index, parent) = (cx.instance(), cx.message_id());
         let task = async move {
             let (feedback, links) = futures_util::future::join(
-                feedback.send(envelope(parent, LoadFeedback)),
-                links.send(envelope(parent, LoadLinks)),
+                feedback.send(Envelope::caused_by_any(parent, LoadFeedback)),
+                links.send(Envelope::caused_by_any(parent, LoadLinks)),
             )
             .await;
             let loaded = answer(feedback).and_then(|feedback| {
                 answer(links).map(|links| GeneralizerData { feedback, links })
             });
-            let msg = envelope(parent, GeneralizerInput { input: loaded });
+            let msg = Envelope::caused_by_any(parent, GeneralizerInput { input: loaded });
             if let Err(err) = input.do_send_to(index, msg) {
                 warn!(error = %err, "Could not hand the Generalizer its input.");
             }

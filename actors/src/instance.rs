@@ -78,10 +78,7 @@ impl<R: RoleActor> Cx<'_, R> {
 
     /// Wraps a message caused by the one being handled, linking the two in traces.
     pub fn envelope<M>(&self, payload: M) -> Envelope<M> {
-        match self.current {
-            Some(parent) => Envelope::caused_by(parent, payload),
-            None => Envelope::new(payload),
-        }
+        Envelope::caused_by_any(self.current, payload)
     }
 
     /// Logs a failure the handler recovered from and counts it as a handler error.
@@ -167,10 +164,7 @@ impl<R: RoleActor> Instance<R> {
             instance: self.meta.index,
             generation: self.meta.generation,
         };
-        let envelope = match cause {
-            Some(parent) => Envelope::caused_by(parent, down),
-            None => Envelope::new(down),
-        };
+        let envelope = Envelope::caused_by_any(cause, down);
         // If the supervisor is gone the system is stopping, and nobody needs the report.
         let _ = self.meta.supervisor.try_send(envelope);
     }

@@ -67,6 +67,16 @@ impl<M> Envelope<M> {
             payload,
         }
     }
+
+    /// A message sent while handling `parent`, or caused by nothing inside the actor system
+    /// when `parent` is `None`.
+    pub fn caused_by_any(parent: Option<MessageId>, payload: M) -> Envelope<M> {
+        Envelope {
+            id: MessageId::next(),
+            parent,
+            payload,
+        }
+    }
 }
 
 impl<M: Message> Message for Envelope<M> {

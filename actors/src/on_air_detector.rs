@@ -157,7 +157,7 @@ impl OnAirDetector {
                 Ok(Err(err)) => Err(format!("the store failed: {err}")),
                 Err(err) => Err(format!("PageDb did not answer: {err}")),
             };
-            let loaded = caused_by(
+            let loaded = Envelope::caused_by_any(
                 parent,
                 ListingLoaded {
                     listing: name,
@@ -290,7 +290,7 @@ impl Handle<ListingTick> for OnAirDetector {
                 warn!(%listing, %url, undated, "Listing items without a usable pubDate were left out.");
             }
             board.count_read(&listing, matches!(outcome, ReadOutcome::Page(_)), undated);
-            let read = caused_by(
+            let read = Envelope::caused_by_any(
                 parent,
                 ListingPageRead {
                     listing,
@@ -368,7 +368,9 @@ impl Handle<ListingPageRead> for OnAirDetector {
                 .write(lines.iter().map(|(_, line)| &**line));
             match written {
                 Ok(()) if !seqs.is_empty() => {
-                    if let Err(err) = mark.do_send(caused_by(parent, MarkEmitted { seqs })) {
+                    if let Err(err) =
+                        mark.do_send(Envelope::caused_by_any(parent, MarkEmitted { seqs }))
+                    {
                         warn!(error = %err, "Could not mark events emitted.");
                     }
                 }
@@ -379,8 +381,10 @@ impl Handle<ListingPageRead> for OnAirDetector {
             for (kind, line) in &lines {
                 info!(%listing, event = ?kind, %line, "Listing event.");
             }
-            if let Err(err) = done.do_send_to(index, caused_by(parent, ListingEmitted { listing }))
-            {
+            if let Err(err) = done.do_send_to(
+                index,
+                Envelope::caused_by_any(parent, ListingEmitted { listing }),
+            ) {
                 warn!(error = %err, "Could not resume a listing after its events.");
             }
         });
@@ -411,13 +415,6 @@ fn spawn(cx: &mut Cx<'_, OnAirDetector>, task: impl std::future::Future<Output =
         .spawn(actix::fut::wrap_future::<_, Instance<OnAirDetector>>(
             task.in_current_span(),
         ));
-}
-
-fn caused_by<M>(parent: Option<crate::messages::MessageId>, payload: M) -> Envelope<M> {
-    match parent {
-        Some(parent) => Envelope::caused_by(parent, payload),
-        None => Envelope::new(payload),
-    }
 }
 
 /// Reads and parses one listing page, with the count of items left out for want of a date.

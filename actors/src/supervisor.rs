@@ -545,10 +545,7 @@ impl SystemSupervisor {
             cause: reason.to_string(),
             at_ms: unix_millis(),
         };
-        let envelope = match cause {
-            Some(parent) => Envelope::caused_by(parent, record),
-            None => Envelope::new(record),
-        };
+        let envelope = Envelope::caused_by_any(cause, record);
         if let Err(err) = log.do_send(envelope) {
             warn!(error = %err, "Could not record the restart in the store.");
         }

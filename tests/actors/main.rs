@@ -3,6 +3,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+// The Clusterer with a real PageDb and FeedFetcher: subscribing to its feeds.
+mod clusterer;
 // The crawler's page client and the breadth-first crawler against local servers.
 mod crawl;
 // The discovery loop's Ferret and Mapmaker pools with a real PageDb and a local site.

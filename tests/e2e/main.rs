@@ -170,5 +170,9 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A failing test shows what the daemon was doing.
+        if std::thread::panicking() {
+            eprintln!("the daemon's log:\n{}", self.stderr());
+        }
     }
 }
