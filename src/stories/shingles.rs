@@ -138,24 +138,22 @@ impl LshIndex {
         if shingles.is_empty() {
             return Vec::new();
         }
-        // Band by band, each row's minimum hashed straight into the band's key: the
-        // signature is never stored.
-        self.seeds
-            .chunks(self.rows)
+        // Shingles are FNV hashes already: one multiplication by a function's odd seed
+        // permutes them (a bijection on 64 bits), a different order per seed. Shingle by
+        // shingle, every function's minimum at once: the inner loop runs over the seeds, and
+        // the compiler turns it into vector instructions.
+        let mut mins = vec![u64::MAX; self.seeds.len()];
+        for &shingle in shingles {
+            for (min, &seed) in mins.iter_mut().zip(&self.seeds) {
+                *min = (*min).min(shingle.wrapping_mul(seed));
+            }
+        }
+        mins.chunks(self.rows)
             .enumerate()
-            .map(|(band, seeds)| {
-                // The band's number is part of the key: bands never share buckets.
-                seeds.iter().fold(splitmix(band as u64), |key, &seed| {
-                    // Shingles are FNV hashes already: one multiplication by the function's
-                    // odd seed permutes them (a bijection on 64 bits), a different order per
-                    // seed.
-                    let min = shingles
-                        .iter()
-                        .map(|&s| s.wrapping_mul(seed))
-                        .min()
-                        .unwrap_or(u64::MAX);
-                    splitmix(key ^ min)
-                })
+            // The band's number is part of the key: bands never share buckets.
+            .map(|(band, rows)| {
+                rows.iter()
+                    .fold(splitmix(band as u64), |key, &min| splitmix(key ^ min))
             })
             .collect()
     }
