@@ -11,7 +11,7 @@ use ferret_actors::feed_fetcher::{FeedBook, FeedFetcher};
 use ferret_actors::page_db::PageDb;
 use ferret_actors::pool::Pool;
 use ferret_actors::storage::Store;
-use ferret_actors::supervisor::{RuntimeBuilder, RuntimeOptions};
+use ferret_actors::supervisor::RuntimeBuilder;
 
 use crate::support::eventually;
 use crate::support::http::{Response, TestServer};
@@ -22,17 +22,6 @@ const RSS: &str = r#"<?xml version="1.0"?>
 <item><title>Comet lander sends its first pictures home</title><guid>a2</guid></item>
 <item><title>Central bank holds interest rates steady</title><guid>b1</guid></item>
 </channel></rss>"#;
-
-fn options() -> RuntimeOptions {
-    RuntimeOptions {
-        arbiters: 2,
-        mailbox_capacity: 64,
-        max_restarts: 3,
-        period: Duration::from_secs(60),
-        liveness_interval: Duration::from_millis(50),
-        shutdown_grace: Duration::from_secs(1),
-    }
-}
 
 /// The daemon starts the FeedFetcher pool after the Clusterer's (producers last). When the
 /// Clusterer has replayed the store and asks to subscribe before any FeedFetcher lives, it
@@ -56,7 +45,7 @@ async fn the_feeds_are_subscribed_once_the_feed_fetchers_start() {
     let feed_fetcher: Pool<FeedFetcher> = Pool::new(1);
     let stories: SharedStories =
         Arc::new(Mutex::new(StoryBook::new(settings.stories.cluster.clone())));
-    let mut first = RuntimeBuilder::new(options());
+    let mut first = RuntimeBuilder::new(crate::test_options());
     first.supervise(&page_db, RestartPolicy::Permanent, move |_| {
         Ok(PageDb::new(Store::open(&path)?))
     });
@@ -84,7 +73,7 @@ async fn the_feeds_are_subscribed_once_the_feed_fetchers_start() {
     assert_eq!(stories.lock().unwrap().len(), 0);
 
     let book = FeedBook::new(&settings.fetch, settings.feeds.clone()).unwrap();
-    let mut second = RuntimeBuilder::new(options());
+    let mut second = RuntimeBuilder::new(crate::test_options());
     second.supervise(
         &feed_fetcher,
         RestartPolicy::Permanent,

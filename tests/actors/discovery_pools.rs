@@ -5,7 +5,6 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ferret::discovery::engine::{AcceptedPage, DiscoveryEvent, VoteOrder};
 use ferret::discovery::features::{FeatureKind, Features, TermStats};
@@ -36,12 +35,8 @@ use crate::support::http::{Response, TestServer};
 
 fn options() -> RuntimeOptions {
     RuntimeOptions {
-        arbiters: 2,
         mailbox_capacity: 1024,
-        max_restarts: 3,
-        period: Duration::from_secs(60),
-        liveness_interval: Duration::from_millis(50),
-        shutdown_grace: Duration::from_secs(1),
+        ..crate::test_options()
     }
 }
 

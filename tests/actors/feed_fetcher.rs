@@ -60,14 +60,7 @@ impl Harness {
         let settings = Settings::from_toml(&text, None).unwrap();
         let book = FeedBook::new(&settings.fetch, settings.feeds.clone()).unwrap();
         let pool = Pool::new(2);
-        let mut builder = RuntimeBuilder::new(RuntimeOptions {
-            arbiters: 2,
-            mailbox_capacity: 64,
-            max_restarts: 3,
-            period: Duration::from_secs(60),
-            liveness_interval: Duration::from_millis(50),
-            shutdown_grace: Duration::from_secs(1),
-        });
+        let mut builder = RuntimeBuilder::new(crate::test_options());
         builder.supervise(
             &pool,
             RestartPolicy::Permanent,

@@ -17,7 +17,7 @@ use ferret_actors::messages::{
 use ferret_actors::page_db::PageDb;
 use ferret_actors::pool::{Pool, Route};
 use ferret_actors::storage::{PageRecord, Store};
-use ferret_actors::supervisor::{Runtime, RuntimeBuilder, RuntimeOptions};
+use ferret_actors::supervisor::{Runtime, RuntimeBuilder};
 
 use crate::support::eventually;
 
@@ -88,14 +88,7 @@ async fn computes_publishes_recomputes_and_resumes_after_a_panic() {
 
     let page_db: Pool<PageDb> = Pool::new(1);
     let generalizer: Pool<Generalizer> = Pool::new(1);
-    let mut builder = RuntimeBuilder::new(RuntimeOptions {
-        arbiters: 2,
-        mailbox_capacity: 64,
-        max_restarts: 3,
-        period: Duration::from_secs(60),
-        liveness_interval: Duration::from_millis(50),
-        shutdown_grace: Duration::from_secs(1),
-    });
+    let mut builder = RuntimeBuilder::new(crate::test_options());
     let store_path = path.clone();
     builder.supervise(&page_db, RestartPolicy::Permanent, move |_| {
         Ok(PageDb::new(Store::open(&store_path)?))

@@ -23,3 +23,16 @@ mod storage;
 mod storage_discovery;
 // Spans of handled messages and their parent links.
 mod traces;
+
+/// The runtime options most tests here run with: two arbiters, small mailboxes, three restarts
+/// a minute, a 50 ms liveness check and a second's shutdown grace.
+fn test_options() -> ferret_actors::supervisor::RuntimeOptions {
+    ferret_actors::supervisor::RuntimeOptions {
+        arbiters: 2,
+        mailbox_capacity: 64,
+        max_restarts: 3,
+        period: std::time::Duration::from_secs(60),
+        liveness_interval: std::time::Duration::from_millis(50),
+        shutdown_grace: std::time::Duration::from_secs(1),
+    }
+}

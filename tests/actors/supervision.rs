@@ -54,12 +54,9 @@ impl Handle<Work> for Flaky {
 
 fn options(max_restarts: u32, liveness: Duration) -> RuntimeOptions {
     RuntimeOptions {
-        arbiters: 2,
-        mailbox_capacity: 64,
         max_restarts,
-        period: Duration::from_secs(60),
         liveness_interval: liveness,
-        shutdown_grace: Duration::from_secs(1),
+        ..crate::test_options()
     }
 }
 
