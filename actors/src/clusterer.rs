@@ -208,6 +208,10 @@ async fn subscribe(
     for source in sources {
         let mut delay = SUBSCRIBE_RETRY_FIRST;
         let error = loop {
+            if !subscriber.connected() {
+                // The instance that asked is gone; the one that replaces it asks again.
+                return;
+            }
             let request = Subscribe {
                 source: Some(source.clone()),
                 subscriber: subscriber.clone(),
@@ -224,7 +228,7 @@ async fn subscribe(
                     break None;
                 }
                 Ok(Err(refused)) => break Some(refused.to_string()),
-                Err(RouteError::NoInstance { .. }) if subscriber.connected() => {
+                Err(RouteError::NoInstance { .. }) => {
                     debug!(%source, ?delay, "No FeedFetcher is live: subscribing again after a wait.");
                     actix_rt::time::sleep(delay).await;
                     delay = (delay * 2).min(SUBSCRIBE_RETRY_MAX);

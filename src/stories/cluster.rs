@@ -268,7 +268,8 @@ fn postings(index: &[Vec<Posting>], term: u32) -> &[Posting] {
 struct Level {
     clusters: Vec<Centroid>,
     /// The postings by word id: the vocabulary hands out dense ids and reuses the freed ones,
-    /// so a vector, not a map, holds them (no hashing on the hottest path).
+    /// so a vector, not a map, holds them (no hashing on the hottest path). A list emptied by
+    /// retirements keeps its allocation for the id's next word.
     index: Vec<Vec<Posting>>,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
