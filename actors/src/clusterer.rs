@@ -13,7 +13,8 @@
 //! **Restarts.** When an instance starts (also after a panic) it rebuilds the book by
 //! replaying the stored items in filing order — the clusterer is deterministic, so the stories
 //! come back the same — records the places again where their numbers changed (items that left
-//! the window are gone from the replay), and only then subscribes to its feeds.
+//! the window are gone from the replay), and only then subscribes to its feeds (again and
+//! again while no FeedFetcher is live: that pool starts after this one).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
