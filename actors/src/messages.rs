@@ -52,20 +52,12 @@ pub struct Envelope<M> {
 impl<M> Envelope<M> {
     /// A message caused by nothing inside the actor system: a timer, a request, a signal.
     pub fn new(payload: M) -> Envelope<M> {
-        Envelope {
-            id: MessageId::next(),
-            parent: None,
-            payload,
-        }
+        Envelope::caused_by_any(None, payload)
     }
 
     /// A message sent while handling `parent`.
     pub fn caused_by(parent: MessageId, payload: M) -> Envelope<M> {
-        Envelope {
-            id: MessageId::next(),
-            parent: Some(parent),
-            payload,
-        }
+        Envelope::caused_by_any(Some(parent), payload)
     }
 
     /// A message sent while handling `parent`, or caused by nothing inside the actor system

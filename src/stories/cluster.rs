@@ -444,13 +444,7 @@ impl Level {
 
     /// Whether a live cluster holds `term`.
     fn holds(&self, term: u32) -> bool {
-        if term & BIGRAM == 0 {
-            !postings(&self.index, term).is_empty()
-        } else {
-            self.bigram_holders
-                .get((term & !BIGRAM) as usize)
-                .is_some_and(|&holders| holders > 0)
-        }
+        self.holders(term) > 0
     }
 
     /// Clusters taking items.
