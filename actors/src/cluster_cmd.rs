@@ -29,22 +29,22 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub json: bool,
     /// Cosine at or above which an item joins an event.
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub event_threshold: Option<f32>,
     /// Cosine at or above which an event joins a story.
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub story_threshold: Option<f32>,
     /// Cosine between story centroids at or above which they merge.
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub merge_threshold: Option<f32>,
     /// Exponent of the idf in the term weights.
-    #[arg(long)]
+    #[arg(long, value_parser = exponent)]
     pub idf_power: Option<f32>,
     /// Share of a term's idf counted over the live stories instead of the items (0: items only).
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub story_idf_share: Option<f32>,
     /// Cosine at or above which a new event joins a big story.
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub big_story_threshold: Option<f32>,
     /// Items from which a story counts as big.
     #[arg(long)]
@@ -54,10 +54,10 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub young_story: Option<u32>,
     /// Cosine of a young story's centroid to a big story's at which it merges into it.
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub young_threshold: Option<f32>,
     /// Terms of an item used to look up candidate clusters.
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one)]
     pub lookup_terms: Option<usize>,
     /// Words only: no pairs of adjacent stems as terms.
     #[arg(long)]
@@ -66,12 +66,50 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub no_demonyms: bool,
     /// Turn the fuzzy title measure on, with this threshold.
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f64>)]
     pub title_fuzzy: Option<f64>,
     /// Instead of the two-level clusterer, the seed's alternative: connected components of the
     /// graph of items whose cosine reaches this threshold (stories only; for comparison).
-    #[arg(long)]
+    #[arg(long, value_parser = unit::<f32>)]
     pub components: Option<f32>,
+}
+
+/// A cosine, share or similarity on the command line: a number from 0 to 1 (the config's
+/// `[stories]` keys are checked alike).
+pub(crate) fn unit<T>(text: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + From<u8> + std::fmt::Display,
+{
+    within(text, T::from(0), T::from(1))
+}
+
+/// The idf's exponent: from 0 (every term weighs alike) to 4.
+fn exponent(text: &str) -> Result<f32, String> {
+    within(text, 0.0, 4.0)
+}
+
+/// A number from `low` to `high` (NaN is neither).
+fn within<T>(text: &str, low: T, high: T) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    let value: T = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if value >= low && value <= high {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not between {low} and {high}"))
+    }
+}
+
+/// A count of lookup terms: an item looked up by none would find no cluster.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 terms would find no cluster: at least 1".to_owned()),
+        Ok(value) => Ok(value),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
 }
 
 /// Runs the command.
@@ -101,11 +139,6 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         bigrams: defaults.bigrams && !args.no_bigrams,
         ..defaults
     };
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&params.story_idf_share),
-        "--story-idf-share is a share: between 0 and 1, not {}",
-        params.story_idf_share
-    );
     if let Some(threshold) = args.components {
         return components(args, &items, threshold);
     }

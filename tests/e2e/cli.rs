@@ -389,6 +389,45 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     );
 }
 
+/// `ferret cluster` and `ferret bench cluster` refuse a threshold out of its range, naming
+/// the option and the range, before reading anything (exit status 2, a usage error).
+#[test]
+fn cluster_options_out_of_range_are_clear_errors() {
+    let cases = [
+        (
+            &["cluster", "--input", "x", "--event-threshold", "1.5"][..],
+            "'--event-threshold <EVENT_THRESHOLD>': 1.5 is not between 0 and 1",
+        ),
+        (
+            &["cluster", "--input", "x", "--story-idf-share", "nan"],
+            "NaN is not between 0 and 1",
+        ),
+        (
+            &["cluster", "--input", "x", "--idf-power=-1"],
+            "-1 is not between 0 and 4",
+        ),
+        (
+            &["cluster", "--input", "x", "--lookup-terms", "0"],
+            "at least 1",
+        ),
+        (
+            &["cluster", "--input", "x", "--title-fuzzy", "high"],
+            "`high` is not a number",
+        ),
+        (
+            &["bench", "cluster", "--event-threshold", "7"],
+            "7 is not between 0 and 1",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = ferret().args(args).output().unwrap();
+        // A usage error, as clap reports every other one.
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
 /// `ferret bench onair --sweep-share`: the share reaches the ferret strategy (a larger one
 /// reads the sweep more and the boundaries less, so its report changes) and the report names
 /// it; a share outside [0, 1] is a clear error.
