@@ -1248,9 +1248,12 @@ mod tests {
         let frame = Params::default().frame;
         let t0: Millis = 1_000 * 60 * MINUTE;
         let items: Vec<Listed> = (0..36i64)
-            .map(|i| match i < 36 - deep {
-                true => item(t0 - 10 * MINUTE - i * SECOND),
-                false => item(t0 - 4 * frame + 2 * MINUTE - i * SECOND),
+            .map(|i| {
+                if i < 36 - deep {
+                    item(t0 - 10 * MINUTE - i * SECOND)
+                } else {
+                    item(t0 - 4 * frame + 2 * MINUTE - i * SECOND)
+                }
             })
             .collect();
         let mut pager = FerretPager::new(Params::default(), Book::new());
