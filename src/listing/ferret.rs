@@ -298,9 +298,8 @@ impl FerretPager {
     fn earliest_due(&self, now: Millis) -> Option<(&BookEntry, Millis)> {
         self.book
             .entries()
-            .filter(|entry| self.held_until(entry) <= now)
             .map(|entry| (entry, self.due(entry)))
-            .filter(|(entry, due)| self.deep_until(entry, *due) <= now)
+            .filter(|(entry, due)| self.held_until(entry, *due) <= now)
             .min_by_key(|(entry, due)| (*due, entry.item.key))
     }
 
@@ -316,21 +315,20 @@ impl FerretPager {
         (due - entry.item.key) / self.params.frame.max(1) >= DEEP_FRAME
     }
 
-    /// Until when the read of a deep boundary at `due` waits ([`DEEP_FRAME`]).
-    fn deep_until(&self, entry: &BookEntry, due: Millis) -> Millis {
-        if self.deep_rare && self.deep(entry, due) {
+    /// Until when the read of a broadcast's boundary at `due` waits: for the list to move,
+    /// when its key fell between two pages ([`FerretPager::due_hold`]); for its neighbours,
+    /// when the boundary is a deep one and deep ones are rare ([`DEEP_FRAME`]).
+    fn held_until(&self, entry: &BookEntry, due: Millis) -> Millis {
+        let moved = match &self.due_hold {
+            Some((id, until)) if *id == entry.item.id => *until,
+            _ => Millis::MIN,
+        };
+        let shared = if self.deep_rare && self.deep(entry, due) {
             due + (self.params.batch_wait as f64 * DEEP_WAIT_PER_BATCH) as Millis
         } else {
             Millis::MIN
-        }
-    }
-
-    /// Until when a broadcast's boundary reads wait ([`FerretPager::due_hold`]).
-    fn held_until(&self, entry: &BookEntry) -> Millis {
-        match &self.due_hold {
-            Some((id, until)) if *id == entry.item.id => *until,
-            _ => Millis::MIN,
-        }
+        };
+        moved.max(shared)
     }
 
     /// The boundary read to make now whatever the batch, if its broadcast's boundary passed
@@ -735,14 +733,15 @@ impl FerretPager {
             let wait = self.batch_wait(self.due_page(entry), entry.item.key);
             due + self.params.settle.max(wait)
         });
-        let held = (self.due_hold.as_ref())
-            .map(|(_, until)| *until)
-            .filter(|until| *until > self.now);
-        let deep = (self.book.entries())
-            .map(|entry| self.deep_until(entry, self.due(entry)))
+        // `due_hold` wakes the detector when it ends, its broadcast in the book or not (a wake
+        // that finds nothing to read costs nothing; leaving it out moves later reads).
+        let moved = (self.due_hold.as_ref()).map(|(_, until)| *until);
+        let held = (self.book.entries())
+            .map(|entry| self.held_until(entry, self.due(entry)))
+            .chain(moved)
             .filter(|until| *until > self.now)
             .min();
-        next.into_iter().chain(held).chain(deep).min()
+        next.into_iter().chain(held).min()
     }
 
     /// The next read and the budget that pays for it, by priority: a boundary read late
