@@ -320,7 +320,11 @@ impl FerretPager {
     /// when the boundary is a deep one and deep ones are rare ([`DEEP_FRAME`]).
     fn held_until(&self, entry: &BookEntry, due: Millis) -> Millis {
         let moved = match &self.due_hold {
-            Some((id, until)) if *id == entry.item.id => *until,
+            Some((id, until))
+                if *id == entry.item.id && self.end_check_settling(entry).is_none() =>
+            {
+                *until
+            }
             _ => Millis::MIN,
         };
         let shared = if self.deep_rare && self.deep(entry, due) {
@@ -349,6 +353,9 @@ impl FerretPager {
     /// The page to read for a due broadcast: after a miss, a step from the missed page
     /// towards its key; else the page the book predicts.
     fn due_page(&self, entry: &BookEntry) -> u32 {
+        if let Some(page) = self.end_check_settling(entry) {
+            return page;
+        }
         match self
             .due_miss
             .as_ref()
@@ -357,6 +364,17 @@ impl FerretPager {
             Some(miss) => miss.page.saturating_add_signed(miss.step).max(1),
             None => self.predict(entry.item.key),
         }
+    }
+
+    /// The next page of the check of the end of the list under way, when the check would
+    /// settle `entry`: its key lies below the last broadcast of the short page checked.
+    fn end_check_settling(&self, entry: &BookEntry) -> Option<u32> {
+        let check = self.end_check.as_ref()?;
+        let (EndCheck::Again(view) | EndCheck::Next(view, _)) = check else {
+            return None;
+        };
+        let last = view.items.last()?;
+        (entry.item.key < last.key).then(|| check.page())
     }
 
     /// How long the oldest due broadcast, at `key` on `page`, waits for its neighbours: until
@@ -440,10 +458,10 @@ impl FerretPager {
     /// fault of the empty read as the end (an empty page is the listing's commonest fault,
     /// and taking one for the end reported every broadcast below it gone). A short page below
     /// whose last item the book still lists broadcasts (gone, or the page truncated) starts a
-    /// check; the same page read again short with the same last item (not a truncated
-    /// answer; items above it may have ended in between, at the tail of a list they often
-    /// have) confirms it; the page after it read empty then proves it
-    /// ([`FerretPager::empty_page_without_total`]). The page checked read otherwise, or the
+    /// check; a short page read again with the same last item (not a truncated answer; items
+    /// above it may have ended or started in between, so that it is the page before or
+    /// after, at the tail of a list they often have) confirms it; the page after it read
+    /// empty then proves it ([`FerretPager::empty_page_without_total`]). The page checked read otherwise, or the
     /// page after it with items, ends the check; reads of other pages (the head's, boundary
     /// reads) leave it be. A short page with nothing of the book below it would prove
     /// nothing, and re-reading the ever-changing tail for it starved the head.
@@ -460,9 +478,7 @@ impl FerretPager {
             Some(EndCheck::Read(page)) if page == view.page && short => {
                 Some(EndCheck::Again(view.clone()))
             }
-            Some(EndCheck::Again(before) | EndCheck::Next(before, _))
-                if before.page == view.page && same(&before) =>
-            {
+            Some(EndCheck::Again(before) | EndCheck::Next(before, _)) if same(&before) => {
                 Some(EndCheck::Next(view.clone(), requested_at))
             }
             Some(check) => {
@@ -1012,8 +1028,12 @@ impl Pager for FerretPager {
         };
         let view = self.trusted_total(view);
         let view = self.past_the_end(view);
-        // Every page carries the channel's total, or the estimate stands.
+        // Every page carries the channel's total, or the estimate stands. A total trusted again
+        // ends a check of the end under way: the pages that agree with it prove the end.
         self.channel_total = view.total.is_some();
+        if self.channel_total {
+            self.end_check = None;
+        }
         if view.total.is_some() {
             self.total = view.total;
             self.total_at = requested_at + (now - requested_at) / 2;
@@ -1396,6 +1416,54 @@ mod tests {
         read_without_total(&mut pager, t + 3 * SECOND, 4, &items[33..46]);
         assert_gone(&mut pager, &items[46..]);
         assert_eq!(pager.last_page(), Some(3));
+    }
+
+    /// A check of the end started while no total was trusted ends once a page carries one
+    /// again: a page that agrees with it proves the end. Kept, the check's reads went on
+    /// before a round under way, at a page that no longer needed them, and late boundary
+    /// reads aimed at it.
+    #[test]
+    fn a_total_trusted_again_ends_the_check_of_the_end() {
+        let (mut pager, items, t0) = three_pages_without_total();
+        let t = t0 + MINUTE;
+        read_without_total(&mut pager, t, 3, &items[36..46]);
+        assert!(matches!(pager.end_check, Some(EndCheck::Again(_))));
+        read(&mut pager, t + SECOND, 1, 46, items[..18].to_vec());
+        assert!(pager.end_check.is_none());
+    }
+
+    /// A late boundary read of a broadcast below the last item of the short page under check
+    /// reads the check's next page, not the page its key predicts, and waits for no move of
+    /// the list: that read is what settles it.
+    #[test]
+    fn a_boundary_below_the_checked_page_reads_for_the_check() {
+        let (mut pager, items, t0) = three_pages_without_total();
+        let t = t0 + MINUTE;
+        read_without_total(&mut pager, t, 3, &items[36..46]);
+        let below = pager.book.get(&items[47].id).expect("on air").clone();
+        assert_eq!(pager.due_page(&below), 3);
+        read_without_total(&mut pager, t + SECOND, 3, &items[36..46]);
+        assert_eq!(pager.due_page(&below), 4);
+        pager.due_hold = Some((below.item.id.clone(), t + HOUR));
+        assert_eq!(pager.held_until(&below, pager.due(&below)), Millis::MIN);
+    }
+
+    /// Without a total, the last page read short twice with the same last item proves the
+    /// end even when the list grew by a page in between, so that the second read is of the
+    /// page after the first: the list's end at the tail moves across page boundaries from
+    /// one read to the next.
+    #[test]
+    fn the_end_checked_may_move_to_the_next_page() {
+        let (mut pager, items, t0) = three_pages_without_total();
+        let t = t0 + MINUTE;
+        // The last two end: page 3 shows ten. Then ten start above, and the last two of those
+        // ten are on page 4.
+        read_without_total(&mut pager, t, 3, &items[36..46]);
+        read_without_total(&mut pager, t + MINUTE, 4, &items[44..46]);
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+        assert_eq!(pager.end_check.as_ref().map(EndCheck::page), Some(5));
+        read_without_total(&mut pager, t + MINUTE + SECOND, 5, &[]);
+        assert_gone(&mut pager, &items[46..]);
     }
 
     /// At the peak the head reads page 2 at nearly every head sweep, and a round of the sweep
