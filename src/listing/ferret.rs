@@ -461,9 +461,9 @@ impl FerretPager {
     /// check; a short page read again with the same last item (not a truncated answer; items
     /// above it may have ended or started in between, so that it is the page before or
     /// after, at the tail of a list they often have) confirms it; the page after it read
-    /// empty then proves it ([`FerretPager::empty_page_without_total`]). The page checked read otherwise, or the
-    /// page after it with items, ends the check; reads of other pages (the head's, boundary
-    /// reads) leave it be. A short page with nothing of the book below it would prove
+    /// empty then proves it ([`FerretPager::empty_page_without_total`]). The page checked
+    /// read otherwise, or the page after it with items, ends the check; reads of other pages
+    /// (the head's, boundary reads) leave it be. A short page with nothing of the book below it would prove
     /// nothing, and re-reading the ever-changing tail for it starved the head.
     fn track_end(&mut self, view: &PageView, requested_at: Millis) {
         let short = view.items.len() < self.per_page as usize;
