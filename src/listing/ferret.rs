@@ -463,8 +463,8 @@ impl FerretPager {
     /// after, at the tail of a list they often have) confirms it; the page after it read
     /// empty then proves it ([`FerretPager::empty_page_without_total`]). The page checked
     /// read otherwise, or the page after it with items, ends the check; reads of other pages
-    /// (the head's, boundary reads) leave it be. A short page with nothing of the book below it would prove
-    /// nothing, and re-reading the ever-changing tail for it starved the head.
+    /// (the head's, boundary reads) leave it be. A short page with nothing of the book below
+    /// it would prove nothing, and re-reading the ever-changing tail for it starved the head.
     fn track_end(&mut self, view: &PageView, requested_at: Millis) {
         let short = view.items.len() < self.per_page as usize;
         let same = |before: &PageView| {
@@ -1033,8 +1033,6 @@ impl Pager for FerretPager {
         self.channel_total = view.total.is_some();
         if self.channel_total {
             self.end_check = None;
-        }
-        if view.total.is_some() {
             self.total = view.total;
             self.total_at = requested_at + (now - requested_at) / 2;
         }
