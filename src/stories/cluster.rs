@@ -262,6 +262,17 @@ fn postings(index: &[Vec<Posting>], term: u32) -> &[Posting] {
     index.get(term as usize).map_or(&[], Vec::as_slice)
 }
 
+/// A cluster's part in the last lookup: one array, so that a posting costs one cache line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    /// The lookup that last considered the cluster: the rest is valid when it is the current.
+    stamp: u32,
+    /// How many of the query's words the cluster holds.
+    matched: u32,
+    /// The dot product of its words with the query's.
+    dot: f32,
+}
+
 /// A set of centroids with an inverted index from word to the centroids holding it, each
 /// with its weight there (sorted by id).
 #[derive(Debug, Default)]
@@ -273,12 +284,9 @@ struct Level {
     index: Vec<Vec<Posting>>,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
-    /// Per cluster, the last lookup that considered it.
-    stamps: Vec<u32>,
+    /// Per cluster, the last lookup that considered it and what that lookup summed.
+    slots: Vec<Slot>,
     generation: u32,
-    /// Per cluster, the dot product of its words with the query of the last lookup and how
-    /// many words they share (valid where stamped).
-    sums: Vec<(f32, u32)>,
     /// The clusters the last lookup found.
     found: Vec<u32>,
     /// Per bigram (by id without [`BIGRAM`]), the live clusters holding it: the index's
@@ -305,20 +313,34 @@ impl Level {
 
     /// Gathers into `found` every cluster sharing one of `lookup` words, once, in the order the
     /// words and their postings give (each stamped with this lookup's generation: no sort, no
-    /// set), its `sums` zeroed. Retired clusters have left the postings.
+    /// set), its sums zeroed. Retired clusters have left the postings.
     fn gather(&mut self, lookup: &[u32]) {
+        self.gather_scoring(lookup, &[]);
+    }
+
+    /// [`Level::gather`], adding to each cluster's sums the lookup words' part of its dot
+    /// product with `words` (the query's words, sorted by id; a lookup word not among them
+    /// adds nothing), as the postings go by.
+    fn gather_scoring(&mut self, lookup: &[u32], words: &[(u32, f32)]) {
         self.generation = self.generation.wrapping_add(1);
-        self.stamps.resize(self.clusters.len(), 0);
-        self.sums.resize(self.clusters.len(), (0.0, 0));
+        let generation = self.generation;
+        self.slots.resize(self.clusters.len(), Slot::default());
         self.found.clear();
-        for term in lookup {
-            for posting in postings(&self.index, *term) {
-                let at = posting.id as usize;
-                if self.stamps[at] != self.generation {
-                    self.stamps[at] = self.generation;
-                    self.sums[at] = (0.0, 0);
+        for &term in lookup {
+            let weight = words
+                .binary_search_by_key(&term, |&(id, _)| id)
+                .map_or(0.0, |at| words[at].1);
+            for posting in postings(&self.index, term) {
+                let slot = &mut self.slots[posting.id as usize];
+                if slot.stamp != generation {
+                    *slot = Slot {
+                        stamp: generation,
+                        ..Slot::default()
+                    };
                     self.found.push(posting.id);
                 }
+                slot.dot += weight * posting.weight;
+                slot.matched += 1;
             }
         }
     }
@@ -329,20 +351,23 @@ impl Level {
     ///
     /// Term at a time: the postings carry each cluster's weight on the word, so the words'
     /// dot products are summed along the postings of the item's words (a candidate's centroid
-    /// is read for its norm only). A bigram is in a cluster only with its two words, so the
-    /// bigrams are looked up in the centroids that matched two words or more (most candidates
-    /// share a single word).
+    /// is read for its norm only): the lookup words' as they gather the candidates, then the
+    /// other words' into the candidates found. A bigram is in a cluster only with its two
+    /// words, so the bigrams are looked up in the centroids that matched two words or more
+    /// (most candidates share a single word).
     fn score(&mut self, vector: &Vector, lookup: &[u32], mut visit: impl FnMut(u32, f32)) {
-        self.gather(lookup);
         let words = vector.partition_point(|&(term, _)| term & BIGRAM == 0);
         let (words, bigrams) = vector.split_at(words);
+        self.gather_scoring(lookup, words);
         for &(term, weight) in words {
+            if lookup.contains(&term) {
+                continue;
+            }
             for posting in postings(&self.index, term) {
-                let at = posting.id as usize;
-                if self.stamps[at] == self.generation {
-                    let (dot, matched) = &mut self.sums[at];
-                    *dot += weight * posting.weight;
-                    *matched += 1;
+                let slot = &mut self.slots[posting.id as usize];
+                if slot.stamp == self.generation {
+                    slot.dot += weight * posting.weight;
+                    slot.matched += 1;
                 }
             }
         }
@@ -353,7 +378,9 @@ impl Level {
                 visit(id, 0.0);
                 continue;
             }
-            let (mut dot, matched) = self.sums[id as usize];
+            let Slot {
+                mut dot, matched, ..
+            } = self.slots[id as usize];
             if matched >= 2 {
                 for (term, weight) in bigrams {
                     if let Some(w) = cluster.weights.get(term) {
