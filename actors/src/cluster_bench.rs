@@ -32,7 +32,7 @@ pub struct ClusterBenchArgs {
     #[arg(long)]
     pub no_bigrams: bool,
     /// Cosine at or above which an item joins an event (default: the clusterer's).
-    #[arg(long, value_parser = crate::cluster_cmd::unit::<f32>)]
+    #[arg(long, value_parser = crate::arg::unit::<f32>)]
     pub event_threshold: Option<f32>,
 }
 

@@ -12,6 +12,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom as _;
 use rand::SeedableRng as _;
 
+use crate::arg::{unit, within};
+
 /// Options of `ferret cluster`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClusterArgs {
@@ -74,33 +76,9 @@ pub struct ClusterArgs {
     pub components: Option<f32>,
 }
 
-/// A cosine, share or similarity on the command line: a number from 0 to 1 (the config's
-/// `[stories]` keys are checked alike).
-pub(crate) fn unit<T>(text: &str) -> Result<T, String>
-where
-    T: std::str::FromStr + PartialOrd + From<u8> + std::fmt::Display,
-{
-    within(text, T::from(0), T::from(1))
-}
-
 /// The idf's exponent: from 0 (every term weighs alike) to 4.
 fn exponent(text: &str) -> Result<f32, String> {
     within(text, 0.0, 4.0)
-}
-
-/// A number from `low` to `high` (NaN is neither).
-fn within<T>(text: &str, low: T, high: T) -> Result<T, String>
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display,
-{
-    let value: T = text
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number"))?;
-    if value >= low && value <= high {
-        Ok(value)
-    } else {
-        Err(format!("{value} is not between {low} and {high}"))
-    }
 }
 
 /// A count of lookup terms: an item looked up by none would find no cluster.

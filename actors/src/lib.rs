@@ -26,6 +26,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod arg;
 pub mod bench;
 pub mod bfs;
 pub mod bfs_bench;

@@ -13,11 +13,11 @@ pub struct OnAirBenchArgs {
     /// A built-in scenario (quiet, peak2009, peak2011) or a scenario TOML file.
     #[arg(long, default_value = "peak2009")]
     pub scenario: String,
-    /// Virtual hours to run (the scenario's warm-up comes out of them).
-    #[arg(long, default_value_t = 3.0)]
+    /// Virtual hours to run (the scenario's warm-up comes out of them; at most 336).
+    #[arg(long, default_value_t = 3.0, value_parser = crate::arg::hours)]
     pub hours: f64,
     /// Reads an hour each strategy may spend.
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u32).range(1..))]
     pub budget: u32,
     /// Seed of the world, instead of the scenario's.
     #[arg(long)]
@@ -25,18 +25,18 @@ pub struct OnAirBenchArgs {
     /// Run the listing K times faster, as `sim-listing --time-scale K` serves it (every
     /// duration divided by K, the rates and the budget multiplied; the `pubDate`s keep whole
     /// seconds, so K items share a key where one did); figures are given back in the real
-    /// listing's time.
-    #[arg(long, default_value_t = 1)]
+    /// listing's time. From 1 to 1000.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub time_scale: u32,
     /// A read not answered within this many seconds of the real listing's time has failed
     /// (default: 10, scaled with `--time-scale` but not under 1 s of the compressed clock, as
-    /// the daemon's `read_timeout_ms`). Matters on scenarios with hung reads.
-    #[arg(long)]
+    /// the daemon's `read_timeout_ms`; at most a day). Matters on scenarios with hung reads.
+    #[arg(long, value_parser = crate::arg::seconds)]
     pub read_timeout_secs: Option<f64>,
     /// The share of the budget the ferret strategy keeps for its sweep (the config's
     /// `sweep_share`, default 0.27): more finds deep insertions sooner and leaves boundary
     /// reads less, so Off Air comes later.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::arg::unit::<f64>)]
     pub sweep_share: Option<f64>,
     /// Print the reports as one JSON object instead of a table.
     #[arg(long)]
@@ -62,11 +62,6 @@ pub fn load_scenario(name_or_path: &str) -> anyhow::Result<Scenario> {
 
 /// Runs every strategy and the oracle on the scenario and prints the table.
 pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.hours.is_finite() && args.hours > 0.0 && args.hours <= 24.0 * 14.0,
-        "--hours must lie in (0, 336]"
-    );
-    anyhow::ensure!(args.budget >= 1, "--budget must be ≥ 1");
     let mut scenario = load_scenario(&args.scenario)?;
     if let Some(seed) = args.seed {
         scenario.seed = seed;
@@ -76,10 +71,6 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         span as f64 > scenario.warmup_minutes * 60_000.0 + 10.0 * 60_000.0,
         "--hours must exceed the scenario's warm-up by at least 10 minutes"
     );
-    anyhow::ensure!(
-        (1..=1_000).contains(&args.time_scale),
-        "--time-scale must lie in 1..=1000"
-    );
     let scale = args.time_scale;
     let listing = scenario.compressed(f64::from(scale));
     let mut params = Params {
@@ -88,18 +79,10 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         ..Params::for_frame(listing.frame())
     };
     if let Some(secs) = args.read_timeout_secs {
-        anyhow::ensure!(
-            secs.is_finite() && secs > 0.0 && secs <= 86_400.0,
-            "--read-timeout-secs must lie in (0, 86400]"
-        );
         params.read_timeout =
             ((secs * SECOND as f64) / f64::from(scale)).round().max(1.0) as Millis;
     }
     if let Some(share) = args.sweep_share {
-        anyhow::ensure!(
-            (0.0..=1.0).contains(&share),
-            "--sweep-share must lie in [0, 1]"
-        );
         params.sweep_share = share;
     }
     let reports: Vec<Report> = std::thread::scope(|scope| {

@@ -50,11 +50,11 @@ pub struct SimListingArgs {
     #[arg(long, default_value = "peak2009")]
     pub scenario: String,
     /// How many times faster than real time the world runs (20: a 30-minute frame lasts 90 s).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::arg::positive)]
     pub time_scale: f64,
     /// Real hours of broadcasts to generate; after them no broadcast starts and the listing
-    /// empties.
-    #[arg(long, default_value_t = 24.0)]
+    /// empties. At most 336 (two weeks).
+    #[arg(long, default_value_t = 24.0, value_parser = crate::arg::hours)]
     pub hours: f64,
     /// At exit, write the ground truth here as JSON lines.
     #[arg(long)]
@@ -138,14 +138,6 @@ pub fn run(args: &SimListingArgs) -> anyhow::Result<()> {
 
 /// The scenario as asked for: loaded, reseeded, compressed and checked.
 fn scenario(args: &SimListingArgs) -> anyhow::Result<Scenario> {
-    anyhow::ensure!(
-        args.time_scale.is_finite() && args.time_scale > 0.0,
-        "--time-scale must be a number > 0"
-    );
-    anyhow::ensure!(
-        args.hours.is_finite() && args.hours > 0.0 && args.hours <= 24.0 * 14.0,
-        "--hours must lie in (0, 336]"
-    );
     let mut scenario = load_scenario(&args.scenario)?;
     if let Some(seed) = args.seed {
         scenario.seed = seed;

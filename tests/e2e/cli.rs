@@ -461,9 +461,14 @@ fn bench_onair_takes_the_sweep_share() {
         swept["off_air_p50"].as_f64() > usual["off_air_p50"].as_f64(),
         "{usual}\n{swept}"
     );
-    let stderr = stderr_of_failure(&["bench", "onair", "--sweep-share", "1.5"]);
+    let out = ferret()
+        .args(["bench", "onair", "--sweep-share", "1.5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.contains("--sweep-share must lie in [0, 1]"),
+        stderr.contains("'--sweep-share <SWEEP_SHARE>': 1.5 is not between 0 and 1"),
         "{stderr}"
     );
 }
