@@ -313,7 +313,8 @@ impl Level {
 
     /// Gathers into `found` every cluster sharing one of `lookup` words, once, in the order the
     /// words and their postings give (each stamped with this lookup's generation: no sort, no
-    /// set), its sums zeroed. Retired clusters have left the postings.
+    /// set). Retired clusters have left the postings. Nothing is scored: the slots' dot
+    /// products stay zero.
     fn gather(&mut self, lookup: &[u32]) {
         self.gather_scoring(lookup, &[]);
     }
