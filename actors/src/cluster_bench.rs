@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ferret::stories::{ClusterParams, Clusterer, StreamItem};
+use ferret::stories::{ClusterParams, Clusterer, Footprint, StreamItem};
 
 /// Options of `ferret bench cluster`.
 #[derive(Debug, Clone, clap::Args)]
@@ -34,6 +34,10 @@ pub struct ClusterBenchArgs {
     /// Cosine at or above which an item joins an event (default: the clusterer's).
     #[arg(long, value_parser = crate::arg::unit::<f32>)]
     pub event_threshold: Option<f32>,
+    /// Runs of each column, taken in turn (ferret, baseline, ferret, …) so that both see the
+    /// machine alike; the table gives the median of each figure.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub runs: u32,
 }
 
 /// Runs the benchmark and prints the table.
@@ -64,30 +68,32 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
             false,
         ),
     ];
-    let mut columns = Vec::new();
-    for (name, params, _) in &variants {
-        let mut clusterer = Clusterer::new(params.clone());
-        let mut costs = Vec::new();
-        let mut held = Vec::new();
-        let started = Instant::now();
-        for chunk in stream.chunks(args.step) {
-            let at = Instant::now();
-            for (title, date) in chunk {
-                std::hint::black_box(clusterer.add(title, "", *date));
-            }
-            costs.push(at.elapsed().as_secs_f64() / chunk.len() as f64 * 1e6);
-            // Outside the timed part.
-            held.push(clusterer.footprint());
+    // Per column and run: µs per item in each block, items/s, and what the clusterer held.
+    let mut runs: Vec<Vec<Run>> = variants.iter().map(|_| Vec::new()).collect();
+    for _ in 0..args.runs {
+        for ((_, params, _), column) in variants.iter().zip(&mut runs) {
+            column.push(timed_run(params, &stream, args.step));
         }
-        let total = started.elapsed().as_secs_f64();
-        columns.push((name, costs, stream.len() as f64 / total, held));
     }
+    let columns: Vec<_> = variants
+        .iter()
+        .zip(&runs)
+        .map(|((name, ..), column)| {
+            let costs = (0..column[0].costs.len())
+                .map(|row| median(column.iter().map(|run| run.costs[row])))
+                .collect::<Vec<_>>();
+            let rates: Vec<f64> = column.iter().map(|run| run.rate).collect();
+            // Deterministic: every run's clusterer holds the same.
+            (name, costs, rates, &column[0].held)
+        })
+        .collect();
     println!(
-        "ferret bench cluster: {} titles ({} replayed {:.1} times), one thread; µs per item in each block of {}",
+        "ferret bench cluster: {} titles ({} replayed {:.1} times), one thread; µs per item in each block of {}, the median of {} runs",
         stream.len(),
         args.input.display(),
         stream.len() as f64 / items.len() as f64,
-        args.step
+        args.step,
+        args.runs
     );
     print!("{:>12}", "items");
     for (name, ..) in &columns {
@@ -102,10 +108,19 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         println!();
     }
     print!("{:>12}", "items/s");
-    for (_, _, rate, _) in &columns {
-        print!("{rate:>36.0}");
+    for (_, _, rates, _) in &columns {
+        print!("{:>36.0}", median(rates.iter().copied()));
     }
     println!();
+    if args.runs > 1 {
+        print!("{:>12}", "runs' range");
+        for (_, _, rates, _) in &columns {
+            let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = rates.iter().copied().fold(0.0, f64::max);
+            print!("{:>36}", format!("{low:.0}–{high:.0}"));
+        }
+        println!();
+    }
     println!(
         "\nwhat ferret's clusterer holds after each block (the window is {} h; each pass of the file starts a window and an hour after the one before):",
         ClusterParams::default().window / 3_600_000
@@ -128,6 +143,50 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// One timed pass of the stream through a fresh clusterer.
+struct Run {
+    /// µs per item in each block.
+    costs: Vec<f64>,
+    /// Items per second over the whole stream.
+    rate: f64,
+    /// What the clusterer held after each block.
+    held: Vec<Footprint>,
+}
+
+fn timed_run(params: &ClusterParams, stream: &[(String, i64)], step: usize) -> Run {
+    let mut clusterer = Clusterer::new(params.clone());
+    let (mut costs, mut held) = (Vec::new(), Vec::new());
+    let mut clustering = 0.0;
+    for chunk in stream.chunks(step) {
+        let at = Instant::now();
+        for (title, date) in chunk {
+            std::hint::black_box(clusterer.add(title, "", *date));
+        }
+        let elapsed = at.elapsed().as_secs_f64();
+        clustering += elapsed;
+        costs.push(elapsed / chunk.len() as f64 * 1e6);
+        // Outside the timed part.
+        held.push(clusterer.footprint());
+    }
+    Run {
+        costs,
+        rate: stream.len() as f64 / clustering,
+        held,
+    }
+}
+
+/// The median of `values` (the mean of the middle two of an even count).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
 }
 
 /// `count` items: the file again and again, each pass's dates shifted from the previous

@@ -389,6 +389,42 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     );
 }
 
+/// `ferret bench cluster --runs N` times each column N times and gives the median of every
+/// figure, with the range of the runs' rates.
+#[test]
+fn bench_cluster_gives_the_median_of_its_runs() {
+    let dev = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/news-clustering/uci-news-aggregator-subset/dev.jsonl"
+    );
+    let table = String::from_utf8(stdout_of(&[
+        "bench", "cluster", "--input", dev, "--items", "2000", "--step", "1000", "--runs", "2",
+    ]))
+    .unwrap();
+    assert!(table.contains("the median of 2 runs"), "{table}");
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|line| line.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {table}"))
+            .split_whitespace()
+            .skip(name.split_whitespace().count())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // Two blocks of 1,000 and the rates, per column: ferret and the baseline.
+    assert_eq!(row("1000").len(), 2, "{table}");
+    assert_eq!(row("2000").len(), 2, "{table}");
+    let rates: Vec<f64> = row("items/s").iter().map(|r| r.parse().unwrap()).collect();
+    let ranges = row("runs' range");
+    assert_eq!(ranges.len(), 2, "{table}");
+    for (rate, range) in rates.iter().zip(&ranges) {
+        let (low, high) = range.split_once('–').unwrap();
+        let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+        assert!(low <= rate.round() && rate.round() <= high, "{table}");
+    }
+}
+
 /// `ferret cluster` and `ferret bench cluster` refuse a threshold out of its range, naming
 /// the option and the range, before reading anything (exit status 2, a usage error).
 #[test]
@@ -418,6 +454,7 @@ fn cluster_options_out_of_range_are_clear_errors() {
             &["bench", "cluster", "--event-threshold", "7"],
             "7 is not between 0 and 1",
         ),
+        (&["bench", "cluster", "--runs", "0"], "0 is not in 1..=99"),
     ];
     for (args, expected) in cases {
         let out = ferret().args(args).output().unwrap();
