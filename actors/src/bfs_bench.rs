@@ -11,6 +11,7 @@ use ferret::discovery::url::{parse_url, AddressPolicy};
 
 use crate::bfs::{bfs_crawl, Scope};
 use crate::page_fetcher::{PageFetcher, PageFetcherConfig};
+use crate::stats::median;
 
 /// Options of `ferret bench bfs`.
 #[derive(Debug, Clone, clap::Args)]
@@ -122,12 +123,4 @@ fn wget(root: &str) -> anyhow::Result<(usize, f64)> {
     let log = String::from_utf8_lossy(&output.stderr);
     let pages = log.lines().filter(|l| l.contains(" URL:")).count();
     Ok((pages, secs))
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }

@@ -13,6 +13,8 @@ use std::time::Instant;
 
 use ferret::stories::{ClusterParams, Clusterer, Footprint, StreamItem};
 
+use crate::stats::median;
+
 /// Options of `ferret bench cluster`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClusterBenchArgs {
@@ -80,11 +82,17 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         .zip(&runs)
         .map(|((name, ..), column)| {
             let costs = (0..column[0].costs.len())
-                .map(|row| median(column.iter().map(|run| run.costs[row])))
+                .map(|row| {
+                    let mut block: Vec<f64> = column.iter().map(|run| run.costs[row]).collect();
+                    median(&mut block)
+                })
                 .collect::<Vec<_>>();
-            let rates: Vec<f64> = column.iter().map(|run| run.rate).collect();
+            let mut rates: Vec<f64> = column.iter().map(|run| run.rate).collect();
+            let rate = median(&mut rates);
+            // Sorted by the median: the first and the last are the range.
+            let range = (rates[0], rates[rates.len() - 1]);
             // Deterministic: every run's clusterer holds the same.
-            (name, costs, rates, &column[0].held)
+            (name, costs, (rate, range), &column[0].held)
         })
         .collect();
     println!(
@@ -108,15 +116,13 @@ pub fn run(args: &ClusterBenchArgs) -> anyhow::Result<()> {
         println!();
     }
     print!("{:>12}", "items/s");
-    for (_, _, rates, _) in &columns {
-        print!("{:>36.0}", median(rates.iter().copied()));
+    for (_, _, (rate, _), _) in &columns {
+        print!("{rate:>36.0}");
     }
     println!();
     if args.runs > 1 {
         print!("{:>12}", "runs' range");
-        for (_, _, rates, _) in &columns {
-            let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
-            let high = rates.iter().copied().fold(0.0, f64::max);
+        for (_, _, (_, (low, high)), _) in &columns {
             print!("{:>36}", format!("{low:.0}–{high:.0}"));
         }
         println!();
@@ -174,18 +180,6 @@ fn timed_run(params: &ClusterParams, stream: &[(String, i64)], step: usize) -> R
         costs,
         rate: stream.len() as f64 / clustering,
         held,
-    }
-}
-
-/// The median of `values` (the mean of the middle two of an even count).
-fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut values: Vec<f64> = values.collect();
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
     }
 }
 

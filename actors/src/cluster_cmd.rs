@@ -258,9 +258,8 @@ impl Speed {
             times.push(took);
             spent += took;
         }
-        times.sort_by(f64::total_cmp);
         Speed {
-            median: rate(times[times.len() / 2]),
+            median: rate(crate::stats::median(&mut times)),
             runs: times.len(),
             first: rate(first_run),
         }

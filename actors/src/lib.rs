@@ -57,6 +57,7 @@ pub mod page_fetcher;
 pub mod pool;
 pub mod roles;
 pub mod sim_listing;
+mod stats;
 pub mod storage;
 pub mod supervisor;
 pub mod telemetry;
