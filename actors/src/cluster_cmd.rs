@@ -140,7 +140,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let labelled: Vec<(&StreamItem, u32)> = items
+    let labelled: Vec<(&StreamItem, u64)> = items
         .iter()
         .zip(&assignments)
         .filter(|(item, _)| item.cluster.is_some())
@@ -154,7 +154,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         .iter()
         .map(|(item, _)| item.cluster.as_deref().unwrap_or(""))
         .collect();
-    let predicted: Vec<u32> = labelled.iter().map(|(_, story)| *story).collect();
+    let predicted: Vec<u64> = labelled.iter().map(|(_, story)| *story).collect();
     let scores = score(&gold, &predicted);
     let speed = Speed::measure(&items, &params, first_run);
     if args.json {

@@ -161,8 +161,8 @@ pub struct Placement {
 #[derive(Debug)]
 struct Filed {
     item: NewsItem,
-    event: u32,
-    story: u32,
+    event: u64,
+    story: u64,
     duplicate_of: Option<u32>,
 }
 
@@ -273,8 +273,8 @@ impl StoryBook {
         limit: usize,
     ) -> Vec<StoryView> {
         // Story → event → (arrival, item).
-        type Events<'a> = BTreeMap<u32, Vec<(u32, &'a Filed)>>;
-        let mut stories: BTreeMap<u32, Events<'_>> = BTreeMap::new();
+        type Events<'a> = BTreeMap<u64, Vec<(u32, &'a Filed)>>;
+        let mut stories: BTreeMap<u64, Events<'_>> = BTreeMap::new();
         for (&arrival, filed) in &self.items {
             stories
                 .entry(self.clusterer.story(filed.story))
@@ -340,11 +340,11 @@ impl StoryBook {
     }
 }
 
-fn event_id(event: u32) -> String {
+fn event_id(event: u64) -> String {
     format!("e{event}")
 }
 
-fn story_id(story: u32) -> String {
+fn story_id(story: u64) -> String {
     format!("s{story}")
 }
 

@@ -45,11 +45,14 @@
 //! and the statistics. Words and bigrams on no item of the window and in no live cluster are
 //! forgotten once they make up half the vocabulary, their ids going to new terms. So the
 //! indexes, the statistics and the vocabulary stay within what a window (or two) brings on
-//! an endless stream; what still grows is a record of a few dozen bytes per cluster ever
-//! made (its id stays valid for the caller: a retired cluster's empty centroid, its story
-//! link), see [`Clusterer::footprint`].
+//! an endless stream. So do the clusters' records: a cluster lives in a slot, and once no
+//! item of the window can name it (it retired, or merged away and was not updated for a
+//! window) its slot goes to a new cluster. The ids the caller gets are serials that are never
+//! handed out again, so an id kept from before still names its cluster or nothing
+//! ([`Clusterer::story`]), never another one; see [`Clusterer::footprint`].
 //!
-//! Ties break on the older cluster (lower id), so the same input gives the same clusters.
+//! Ties break on the lower slot (the older cluster, until slots are taken again), so the same
+//! input gives the same clusters.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -166,10 +169,11 @@ impl Default for ClusterParams {
 /// Where an item went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Assignment {
-    /// Its event.
-    pub event: u32,
-    /// Its story.
-    pub story: u32,
+    /// Its event, by the number of events created before it (unique over the stream: ids
+    /// are not handed out again, though the clusterer's slots are).
+    pub event: u64,
+    /// Its story, numbered as events are; [`Clusterer::story`] follows it through merges.
+    pub story: u64,
     /// The earlier item it duplicates, by arrival number, if it is a near-duplicate.
     pub duplicate_of: Option<u32>,
 }
@@ -208,6 +212,14 @@ pub(crate) fn demonym_bases(stem: &str) -> Vec<String> {
     bases
 }
 
+/// Sets `values[slot]`, growing `values` by one when `slot` is a new slot at its end.
+fn set<T>(values: &mut Vec<T>, slot: u32, value: T) {
+    match values.get_mut(slot as usize) {
+        Some(old) => *old = value,
+        None => values.push(value),
+    }
+}
+
 /// Words remembered with their term ids before the memory starts over (the ids stay).
 const WORD_CACHE: usize = 200_000;
 
@@ -222,7 +234,12 @@ struct Centroid {
     /// Items added (a merged cluster's included).
     items: u32,
     updated: Millis,
+    /// Retired or merged away: out of the index, taking no items.
     retired: bool,
+    /// The cluster's id outside the clusterer: how many clusters of its level came before.
+    serial: u64,
+    /// The slot is free for a new cluster: no item of the window can name this one.
+    freed: bool,
 }
 
 impl Centroid {
@@ -244,8 +261,8 @@ impl Centroid {
     }
 }
 
-/// Whether `scored` (cosine, cluster) beats `than`: a higher cosine, or the older cluster at
-/// an equal one.
+/// Whether `scored` (cosine, cluster) beats `than`: a higher cosine, or the lower slot at an
+/// equal one (the older cluster, until slots are freed and taken again).
 fn better((cosine, id): (f32, u32), than: Option<(f32, u32)>) -> bool {
     than.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid))
 }
@@ -292,8 +309,15 @@ struct Level {
     /// Per bigram (by id without [`BIGRAM`]), the live clusters holding it: the index's
     /// postings say the same of words.
     bigram_holders: Vec<u32>,
-    /// Clusters retired or merged away.
+    /// Clusters retired or merged away, their slots freed or not.
     retired: usize,
+    /// Slots whose clusters no item of the window names any more, for new clusters: so that
+    /// what the level holds follows the window, not the stream.
+    free: Vec<u32>,
+    /// Clusters created.
+    created: u64,
+    /// Slot of each cluster by serial, while its slot is not freed.
+    slot_of: FxHashMap<u64, u32>,
 }
 
 impl Level {
@@ -425,14 +449,33 @@ impl Level {
         top
     }
 
+    /// A new cluster of `vector`, in a freed slot if there is one; returns the slot.
     fn create(&mut self, vector: &Vector, at: Millis) -> u32 {
-        let id = self.clusters.len() as u32;
-        self.clusters.push(Centroid {
+        let centroid = Centroid {
             weights: FxHashMap::with_capacity_and_hasher(vector.len(), Default::default()),
+            serial: self.created,
             ..Centroid::default()
-        });
+        };
+        self.created += 1;
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.clusters[id as usize] = centroid;
+                self.retired -= 1;
+                id
+            }
+            None => {
+                self.clusters.push(centroid);
+                self.clusters.len() as u32 - 1
+            }
+        };
+        self.slot_of.insert(self.clusters[id as usize].serial, id);
         self.add(id, vector, at);
         id
+    }
+
+    /// The serial (the id outside the clusterer) of the cluster in slot `id`.
+    fn serial(&self, id: u32) -> u64 {
+        self.clusters[id as usize].serial
     }
 
     fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
@@ -480,19 +523,29 @@ impl Level {
         self.clusters.len() - self.retired
     }
 
-    /// Retires clusters not updated since `before`, calling `retired` with each.
+    /// Retires clusters not updated since `before`, calling `retired` with each, and frees
+    /// their slots, and those of clusters merged away that were not updated since either:
+    /// every item such a cluster took is older than `before`, so none of the window names it.
     fn retire(&mut self, before: Millis, mut retired: impl FnMut(u32)) {
         while let Some(&(at, id)) = self.by_update.front() {
             if at >= before {
                 break;
             }
             self.by_update.pop_front();
+            // The entry may be an earlier cluster's of the same slot: the slot's cluster now
+            // decides.
             let cluster = &self.clusters[id as usize];
-            if cluster.retired || cluster.updated >= before {
+            if cluster.freed || cluster.updated >= before {
                 continue;
             }
-            self.drop_cluster(id);
-            retired(id);
+            if !cluster.retired {
+                self.drop_cluster(id);
+                retired(id);
+            }
+            let cluster = &mut self.clusters[id as usize];
+            cluster.freed = true;
+            self.slot_of.remove(&cluster.serial);
+            self.free.push(id);
         }
     }
 
@@ -632,7 +685,8 @@ pub struct Footprint {
     pub live_events: usize,
     /// Stories taking items.
     pub live_stories: usize,
-    /// Events and stories created, retired ones included.
+    /// Slots of events and stories: the most that were live at once, about (a slot is freed
+    /// once no item of the window can name its cluster).
     pub clusters: usize,
 }
 
@@ -658,11 +712,13 @@ pub struct Clusterer {
     n: u32,
     events: Level,
     stories: Level,
-    event_story: Vec<u32>,
-    /// Each event's first title, as terms (for the fuzzy title measure).
+    /// Each event's story by serial, by the event's slot.
+    event_story: Vec<u64>,
+    /// Each event's first title, as terms (for the fuzzy title measure), by slot.
     event_titles: Vec<Vec<String>>,
-    /// Union-find over stories: a merged story points at the one it joined.
-    story_parent: Vec<u32>,
+    /// Union-find over stories, by slot: the serial of the story a merged story joined (its
+    /// own serial while it has not).
+    story_parent: Vec<u64>,
     lsh: LshIndex,
     /// By arrival, oldest first.
     kept: VecDeque<Kept>,
@@ -742,13 +798,13 @@ impl Clusterer {
     }
 
     /// Events created.
-    pub fn events(&self) -> usize {
-        self.events.clusters.len()
+    pub fn events(&self) -> u64 {
+        self.events.created
     }
 
     /// Stories created.
-    pub fn stories(&self) -> usize {
-        self.stories.clusters.len()
+    pub fn stories(&self) -> u64 {
+        self.stories.created
     }
 
     /// Clusters the item at `at` with title `title` and body `text` (HTML allowed), its
@@ -817,20 +873,26 @@ impl Clusterer {
         };
         // The closest story but the item's own, for merging: `None` means "look it up".
         let mut other_story: Option<Option<(f32, u32)>> = None;
-        let assignment = match self.event_for(&words_vector, &lookup, &title_terms) {
+        let (event, story) = match self.event_for(&words_vector, &lookup, &title_terms) {
             Some(event) => {
                 self.events.add(event, &words_vector, at);
-                let story = self.story(self.event_story[event as usize]);
-                self.stories.add(story, &vector, at);
-                Assignment {
-                    event,
-                    story,
-                    duplicate_of: None,
-                }
+                let story = match self.story_slot(self.event_story[event as usize]) {
+                    Some(story) => {
+                        self.stories.add(story, &vector, at);
+                        story
+                    }
+                    // Not by the order in which the levels retire (a story retires with or
+                    // after its events): should it happen, a story of its own, not a panic.
+                    None => self.new_story(&vector, at),
+                };
+                // The event names the story that took its latest item: a story it named
+                // before and that merged away may leave the window (and its slot) first.
+                self.event_story[event as usize] = self.stories.serial(story);
+                (event, story)
             }
             None => {
                 let event = self.events.create(&words_vector, at);
-                self.event_titles.push(title_terms);
+                set(&mut self.event_titles, event, title_terms);
                 // One scan gives the story to join and the runner-up to merge with: adding
                 // the item changes its own story's centroid only.
                 let [first, second] = self.stories.best_two(&vector, &lookup);
@@ -842,22 +904,19 @@ impl Clusterer {
                     }
                     None => {
                         other_story = Some(first);
-                        self.story_parent.push(self.stories.clusters.len() as u32);
-                        self.stories.create(&vector, at)
+                        self.new_story(&vector, at)
                     }
                 };
-                self.event_story.push(story);
-                Assignment {
-                    event,
-                    story,
-                    duplicate_of: None,
-                }
+                set(&mut self.event_story, event, self.stories.serial(story));
+                (event, story)
             }
         };
-        let story = self.merge_stories(assignment.story, &vector, &lookup, other_story);
+        let story = self.merge_stories(story, &vector, &lookup, other_story);
+        let story = self.grow_young_story(story, &lookup);
         let assignment = Assignment {
-            story: self.grow_young_story(story, &lookup),
-            ..assignment
+            event: self.events.serial(event),
+            story: self.stories.serial(story),
+            duplicate_of: None,
         };
         self.lsh.insert(arrival, &bands);
         self.kept.push_back(Kept {
@@ -901,15 +960,29 @@ impl Clusterer {
                 && self.stories.clusters[story as usize].items >= self.params.big_story)
     }
 
-    /// The story a story id now stands for (after merges).
-    pub fn story(&self, mut id: u32) -> u32 {
-        while let Some(&parent) = self.story_parent.get(id as usize) {
+    /// The story a story id now stands for (after merges). An id whose story left the
+    /// window stands for itself.
+    pub fn story(&self, mut id: u64) -> u64 {
+        while let Some(&slot) = self.stories.slot_of.get(&id) {
+            let parent = self.story_parent[slot as usize];
             if parent == id {
                 break;
             }
             id = parent;
         }
         id
+    }
+
+    /// The slot of the story that story `serial` now stands for, if it is in the window.
+    fn story_slot(&self, serial: u64) -> Option<u32> {
+        self.stories.slot_of.get(&self.story(serial)).copied()
+    }
+
+    /// A new story of `vector`; returns its slot.
+    fn new_story(&mut self, vector: &Vector, at: Millis) -> u32 {
+        let story = self.stories.create(vector, at);
+        set(&mut self.story_parent, story, self.stories.serial(story));
+        story
     }
 
     /// When the item in `story` is also close to another story and the two centroids are
@@ -944,7 +1017,7 @@ impl Clusterer {
             }
         };
         self.stories.merge(into, from);
-        self.story_parent[from as usize] = into;
+        self.story_parent[from as usize] = self.stories.serial(into);
         into
     }
 
@@ -986,14 +1059,14 @@ impl Clusterer {
             }
             if let Some((_, closest)) = best.filter(|&(cosine, _)| cosine >= threshold) {
                 self.stories.merge(closest, story);
-                self.story_parent[story as usize] = closest;
+                self.story_parent[story as usize] = self.stories.serial(closest);
                 into = closest;
             }
         } else {
             for &id in &candidates {
                 if self.stories.centroid_cosine(id, story) >= threshold {
                     self.stories.merge(story, id);
-                    self.story_parent[id as usize] = story;
+                    self.story_parent[id as usize] = self.stories.serial(story);
                 }
             }
         }
@@ -1332,6 +1405,77 @@ mod tests {
         }
     }
 
+    /// On a stream of many windows, in an order that goes back and forth in time, a cluster's
+    /// slot goes to a new cluster once no item of the window can name it: the clusterer holds
+    /// about as many slots as clusters were live at once, not one per cluster ever made. The
+    /// ids handed out are never handed out again, every item of the window names a story in
+    /// it, and every live event's story is in the window.
+    #[test]
+    fn slots_follow_the_window_and_ids_are_never_reused() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let window = HOUR;
+        let mut clusterer = Clusterer::new(ClusterParams {
+            window,
+            ..ClusterParams::default()
+        });
+        let mut rng = SmallRng::seed_from_u64(7);
+        let words = [
+            "rates", "vote", "storm", "merger", "launch", "trial", "strike", "deal",
+        ];
+        let (mut items, mut peak_live) = (Vec::new(), 0);
+        let mut events_before = 0;
+        for i in 0..12_000i64 {
+            // A topic lives for an hour or so; headlines of a topic share its two names.
+            let topic = i / 250 * 40 + rng.random_range(0..40);
+            let title = format!(
+                "topic{topic} name{topic} {} {} {}",
+                words[rng.random_range(0..words.len())],
+                words[rng.random_range(0..words.len())],
+                rng.random_range(0..40),
+            );
+            // Every 15 s on average, each up to ten minutes off its place.
+            let at = i * 15_000 + rng.random_range(0..600_000);
+            let assignment = clusterer.add(&title, "", at);
+            if assignment.event >= events_before {
+                assert_eq!(
+                    assignment.event, events_before,
+                    "item {i}: a new event, a new id"
+                );
+            }
+            events_before = clusterer.events();
+            items.push((at, assignment));
+            let held = clusterer.footprint();
+            peak_live = peak_live.max(held.live_events + held.live_stories);
+            if i % 500 == 0 {
+                for (slot, event) in clusterer.events.clusters.iter().enumerate() {
+                    if !event.retired {
+                        let story = clusterer.event_story[slot];
+                        assert!(clusterer.story_slot(story).is_some(), "item {i}");
+                    }
+                }
+            }
+        }
+        let newest = items.iter().map(|&(at, _)| at).max().unwrap_or(0);
+        for &(at, assignment) in &items {
+            if at >= newest - window / 2 {
+                let story = clusterer.story(assignment.story);
+                assert!(clusterer.stories.slot_of.contains_key(&story));
+            }
+        }
+        let held = clusterer.footprint();
+        let created = (clusterer.events() + clusterer.stories()) as usize;
+        assert!(
+            created > 10 * held.clusters,
+            "{created} made, {} slots",
+            held.clusters
+        );
+        assert!(
+            held.clusters <= 3 * peak_live,
+            "{} slots, {peak_live} live at most",
+            held.clusters
+        );
+    }
+
     /// Document frequencies count the window's items: once the items before have left it, an
     /// item is weighed as by a clusterer that never saw them, and the terms no live cluster
     /// holds are forgotten when new ones crowd the vocabulary, which stays within twice its
@@ -1423,7 +1567,7 @@ mod tests {
     fn long_texts_on_different_subjects_stay_apart() {
         let common: Vec<String> = (0..60).map(|k| format!("common{k}word")).collect();
         let mut clusterer = Clusterer::new(ClusterParams::default());
-        let assigned: Vec<u32> = (0..30)
+        let assigned: Vec<u64> = (0..30)
             .map(|i| {
                 let subject = [format!("subject{i}alpha"), format!("subject{i}beta")];
                 // Common words in an order of the article's own (a shared order would make
@@ -1444,7 +1588,7 @@ mod tests {
                 clusterer.add(&title, &text.join(" "), i as Millis).story
             })
             .collect();
-        let stories: FxHashSet<u32> = assigned.iter().map(|&s| clusterer.story(s)).collect();
+        let stories: FxHashSet<u64> = assigned.iter().map(|&s| clusterer.story(s)).collect();
         assert!(stories.len() >= 28, "{} stories", stories.len());
 
         assert_eq!(idf_power_for(0.25, 20), 0.25);
@@ -1455,10 +1599,17 @@ mod tests {
         assert_eq!(idf_power_for(1.0, 100), 1.0);
     }
 
+    /// The slot of the story that the story in `slot` now stands for.
+    fn root(clusterer: &Clusterer, slot: u32) -> u32 {
+        let serial = clusterer.stories.serial(slot);
+        clusterer.story_slot(serial).unwrap_or(slot)
+    }
+
     /// A story of `items` items, each with `vector`.
     fn story(clusterer: &mut Clusterer, vector: &Vector, items: u32) -> u32 {
         let id = clusterer.stories.create(vector, 0);
-        clusterer.story_parent.push(id);
+        let serial = clusterer.stories.serial(id);
+        set(&mut clusterer.story_parent, id, serial);
         for _ in 1..items {
             clusterer.stories.add(id, vector, 0);
         }
@@ -1480,7 +1631,7 @@ mod tests {
         // Cosine 0.6 to the big story: merges.
         let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 1);
         assert_eq!(clusterer.grow_young_story(close, &[0]), big);
-        assert_eq!(clusterer.story(close), big);
+        assert_eq!(root(&clusterer, close), big);
         assert_eq!(clusterer.stories.clusters[big as usize].items, 4);
         assert!(clusterer.stories.clusters[close as usize].retired);
         // Cosine 0.4: stays.
@@ -1493,7 +1644,7 @@ mod tests {
         let small = story(&mut clusterer, &vec![(4, 1.0)], 2);
         let twin = story(&mut clusterer, &vec![(4, 1.0)], 1);
         assert_eq!(clusterer.grow_young_story(twin, &[4]), twin);
-        assert_eq!(clusterer.story(small), small);
+        assert_eq!(root(&clusterer, small), small);
         // Off: nothing is young.
         clusterer.params.young_story = 0;
         let again = story(&mut clusterer, &vec![(0, 1.0)], 1);
@@ -1516,9 +1667,9 @@ mod tests {
         let middle = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
         let big = story(&mut clusterer, &vec![(0, 1.0)], 4);
         assert_eq!(clusterer.grow_young_story(big, &[0]), big);
-        assert_eq!(clusterer.story(close), big);
-        assert_eq!(clusterer.story(far), far);
-        assert_eq!(clusterer.story(middle), middle);
+        assert_eq!(root(&clusterer, close), big);
+        assert_eq!(root(&clusterer, far), far);
+        assert_eq!(root(&clusterer, middle), middle);
         assert_eq!(clusterer.stories.clusters[big as usize].items, 6);
         // The middle story is no candidate either way.
         assert_eq!(clusterer.grow_young_story(middle, &[0]), middle);
@@ -1526,7 +1677,7 @@ mod tests {
         let later = story(&mut clusterer, &vec![(0, 0.6), (4, 0.8)], 1);
         clusterer.params.young_story = 0;
         assert_eq!(clusterer.grow_young_story(big, &[0]), big);
-        assert_eq!(clusterer.story(later), later);
+        assert_eq!(root(&clusterer, later), later);
     }
 
     /// Events see the words of a vector, normalised again: 0.3 and 0.4 become 0.6 and 0.8.
@@ -1644,7 +1795,7 @@ mod tests {
                 story_idf_share: share,
                 ..ClusterParams::default()
             });
-            let stories: std::collections::BTreeSet<u32> = (0..200)
+            let stories: std::collections::BTreeSet<u64> = (0..200)
                 .map(|i| {
                     let title = format!("market rally shares w{i}a w{i}b w{i}c");
                     clusterer.add(&title, "", i * 60_000).story

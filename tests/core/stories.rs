@@ -336,7 +336,7 @@ fn spanish_headlines_cluster_by_their_stems() {
     ];
     let stories = |lang: Option<Lang>| {
         let mut clusterer = Clusterer::new(ClusterParams::default());
-        let assigned: Vec<(u32, char)> = (headlines.iter().enumerate())
+        let assigned: Vec<(u64, char)> = (headlines.iter().enumerate())
             .map(|(i, (title, gold))| {
                 let at = i as i64 * 60_000;
                 (clusterer.add_in(lang, title, "", at).story, *gold)
