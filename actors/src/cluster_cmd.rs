@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use ferret::stories::metrics::{score, Scores};
-use ferret::stories::{read_items, ClusterParams, Clusterer, StreamItem};
+use ferret::stories::{read_items, ClusterParams, Clusterer, MergeLog, StreamItem};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom as _;
 use rand::SeedableRng as _;
@@ -122,9 +122,15 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
     }
     let mut clusterer = Clusterer::new(params.clone());
     let started = Instant::now();
+    // The file may span more than the window: the log follows its early stories' merges.
+    let mut merges = MergeLog::default();
     let assignments: Vec<_> = items
         .iter()
-        .map(|item| clusterer.add_in(item.language(), &item.title, &item.text, item.at))
+        .map(|item| {
+            let assignment = clusterer.add_in(item.language(), &item.title, &item.text, item.at);
+            merges.record(clusterer.merges());
+            assignment
+        })
         .collect();
     let first_run = started.elapsed().as_secs_f64();
 
@@ -134,7 +140,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             let line = serde_json::json!({
                 "id": item.id,
                 "event": format!("e{}", assignment.event),
-                "story": format!("s{}", clusterer.story(assignment.story)),
+                "story": format!("s{}", merges.story(assignment.story)),
             });
             writeln!(out, "{line}")?;
         }
@@ -144,7 +150,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         .iter()
         .zip(&assignments)
         .filter(|(item, _)| item.cluster.is_some())
-        .map(|(item, assignment)| (item, clusterer.story(assignment.story)))
+        .map(|(item, assignment)| (item, merges.story(assignment.story)))
         .collect();
     anyhow::ensure!(
         !labelled.is_empty(),

@@ -737,6 +737,33 @@ pub struct Clusterer {
     words: Words,
     arrivals: u32,
     duplicates: u32,
+    /// The story merges of the latest item: (merged away, joined), by serial.
+    merges: Vec<(u64, u64)>,
+}
+
+/// Every story merge of a stream, so that a story id from any time, however long ago its
+/// story left the window, leads to the story it ended in ([`Clusterer::story`] follows the
+/// window's merges only, so that the clusterer's memory follows the window). For a caller
+/// that keeps every item's id, such as `ferret cluster` over a labelled file: it grows with
+/// the merges, about one story in ten.
+#[derive(Debug, Default)]
+pub struct MergeLog {
+    joined: FxHashMap<u64, u64>,
+}
+
+impl MergeLog {
+    /// Records the merges of the latest item ([`Clusterer::merges`]).
+    pub fn record(&mut self, merges: &[(u64, u64)]) {
+        self.joined.extend(merges.iter().copied());
+    }
+
+    /// The story that story `id` ended in.
+    pub fn story(&self, mut id: u64) -> u64 {
+        while let Some(&joined) = self.joined.get(&id) {
+            id = joined;
+        }
+        id
+    }
 }
 
 impl Clusterer {
@@ -768,6 +795,7 @@ impl Clusterer {
             words: Words::default(),
             arrivals: 0,
             duplicates: 0,
+            merges: Vec::new(),
         }
     }
 
@@ -839,6 +867,7 @@ impl Clusterer {
     ) -> Assignment {
         let arrival = self.arrivals;
         self.arrivals += 1;
+        self.merges.clear();
         self.retire(at);
         let body = strip_html(text);
         let full = if body.trim().is_empty() {
@@ -960,8 +989,15 @@ impl Clusterer {
                 && self.stories.clusters[story as usize].items >= self.params.big_story)
     }
 
+    /// The story merges the latest item made, each as (the story merged away, the story it
+    /// joined): what a [`MergeLog`] records.
+    pub fn merges(&self) -> &[(u64, u64)] {
+        &self.merges
+    }
+
     /// The story a story id now stands for (after merges). An id whose story left the
-    /// window stands for itself.
+    /// window (and a story merged away that was not updated for a window) stands for itself:
+    /// follow ids from before through a [`MergeLog`].
     pub fn story(&self, mut id: u64) -> u64 {
         while let Some(&slot) = self.stories.slot_of.get(&id) {
             let parent = self.story_parent[slot as usize];
@@ -976,6 +1012,14 @@ impl Clusterer {
     /// The slot of the story that story `serial` now stands for, if it is in the window.
     fn story_slot(&self, serial: u64) -> Option<u32> {
         self.stories.slot_of.get(&self.story(serial)).copied()
+    }
+
+    /// Merges story `from` into story `into` (slots), and notes it.
+    fn join_stories(&mut self, into: u32, from: u32) {
+        self.stories.merge(into, from);
+        let (joined, merged) = (self.stories.serial(into), self.stories.serial(from));
+        self.story_parent[from as usize] = joined;
+        self.merges.push((merged, joined));
     }
 
     /// A new story of `vector`; returns its slot.
@@ -1016,8 +1060,7 @@ impl Clusterer {
                 (other, story)
             }
         };
-        self.stories.merge(into, from);
-        self.story_parent[from as usize] = self.stories.serial(into);
+        self.join_stories(into, from);
         into
     }
 
@@ -1058,15 +1101,13 @@ impl Clusterer {
                 }
             }
             if let Some((_, closest)) = best.filter(|&(cosine, _)| cosine >= threshold) {
-                self.stories.merge(closest, story);
-                self.story_parent[story as usize] = self.stories.serial(closest);
+                self.join_stories(closest, story);
                 into = closest;
             }
         } else {
             for &id in &candidates {
                 if self.stories.centroid_cosine(id, story) >= threshold {
-                    self.stories.merge(story, id);
-                    self.story_parent[id as usize] = self.stories.serial(story);
+                    self.join_stories(story, id);
                 }
             }
         }
@@ -1409,7 +1450,7 @@ mod tests {
     /// slot goes to a new cluster once no item of the window can name it: the clusterer holds
     /// about as many slots as clusters were live at once, not one per cluster ever made. The
     /// ids handed out are never handed out again, every item of the window names a story in
-    /// it, and every live event's story is in the window.
+    /// it, and every live event's story is in the window, as the merge log says too.
     #[test]
     fn slots_follow_the_window_and_ids_are_never_reused() {
         use rand::{rngs::SmallRng, Rng, SeedableRng};
@@ -1424,6 +1465,7 @@ mod tests {
         ];
         let (mut items, mut peak_live) = (Vec::new(), 0);
         let mut events_before = 0;
+        let mut merges = MergeLog::default();
         for i in 0..12_000i64 {
             // A topic lives for an hour or so; headlines of a topic share its two names.
             let topic = i / 250 * 40 + rng.random_range(0..40);
@@ -1436,6 +1478,7 @@ mod tests {
             // Every 15 s on average, each up to ten minutes off its place.
             let at = i * 15_000 + rng.random_range(0..600_000);
             let assignment = clusterer.add(&title, "", at);
+            merges.record(clusterer.merges());
             if assignment.event >= events_before {
                 assert_eq!(
                     assignment.event, events_before,
@@ -1460,6 +1503,8 @@ mod tests {
             if at >= newest - window / 2 {
                 let story = clusterer.story(assignment.story);
                 assert!(clusterer.stories.slot_of.contains_key(&story));
+                // The log agrees within the window, and goes on beyond it.
+                assert_eq!(merges.story(assignment.story), story);
             }
         }
         let held = clusterer.footprint();

@@ -23,7 +23,7 @@ pub mod text;
 use serde::Deserialize;
 
 pub use book::{Interest, NewsItem, NoInterest, Placement, RankWeights, StoryBook, StoryView};
-pub use cluster::{Assignment, ClusterParams, Clusterer, Footprint};
+pub use cluster::{Assignment, ClusterParams, Clusterer, Footprint, MergeLog};
 
 /// One item of a stream: `{"id","date","title","text"[,"cluster"]}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
