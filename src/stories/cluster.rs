@@ -685,8 +685,8 @@ pub struct Footprint {
     pub live_events: usize,
     /// Stories taking items.
     pub live_stories: usize,
-    /// Slots of events and stories: the most that were live at once, about (a slot is freed
-    /// once no item of the window can name its cluster).
+    /// Slots of events and stories, live or waiting to be freed (once no item of the window
+    /// can name their clusters): about the most that were live at once.
     pub clusters: usize,
 }
 
@@ -744,8 +744,8 @@ pub struct Clusterer {
 /// Every story merge of a stream, so that a story id from any time, however long ago its
 /// story left the window, leads to the story it ended in ([`Clusterer::story`] follows the
 /// window's merges only, so that the clusterer's memory follows the window). For a caller
-/// that keeps every item's id, such as `ferret cluster` over a labelled file: it grows with
-/// the merges, about one story in ten.
+/// that keeps every item's id, such as `ferret cluster` over a labelled file: it grows by
+/// an entry a merge.
 #[derive(Debug, Default)]
 pub struct MergeLog {
     joined: FxHashMap<u64, u64>,
@@ -1503,7 +1503,7 @@ mod tests {
             if at >= newest - window / 2 {
                 let story = clusterer.story(assignment.story);
                 assert!(clusterer.stories.slot_of.contains_key(&story));
-                // The log agrees within the window, and goes on beyond it.
+                // The log agrees within the window.
                 assert_eq!(merges.story(assignment.story), story);
             }
         }
