@@ -495,6 +495,9 @@ pub struct ListingPageRead {
     /// How long the listing took to answer, milliseconds; `None` when it did not answer
     /// within the read timeout.
     pub answered_in: Option<ferret::listing::Millis>,
+    /// The listing answered `429 Too Many Requests`, with the wait its `Retry-After` asked
+    /// for, if any.
+    pub throttled: Option<Option<std::time::Duration>>,
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,13 @@
 //! it through the shared HTTP client (no retries: a failed read is a fact the strategy handles)
 //! and hands the page back in a [`ListingPageRead`]. One read is in flight per listing.
 //!
+//! **A listing that says "too many requests".** A `429` is a failed read like any other for
+//! the strategy, but the listing is not read again before its `Retry-After` (seconds or an
+//! HTTP date; a head interval without one), and never waits more than half the grace for it,
+//! so that a listing that asks for an hour still has its frame ends read within the grace.
+//! A `503` is not held back: it is how a listing fails one read now and then (the simulated
+//! one answers its failed reads so, with `Retry-After: 1`).
+//!
 //! **Exactly once, even after `kill -9`.** Events go to the store first, with the book changes
 //! they imply, in one transaction ([`RecordDetections`]); then to the events file and stdout;
 //! then they are marked emitted ([`MarkEmitted`]). At start-up the detector resumes from the
@@ -20,7 +27,7 @@ use std::time::{Duration, Instant};
 use actix::{AsyncContext as _, SpawnHandle};
 use ferret::config::ListingSource;
 use ferret::feed::ParseOptions;
-use ferret::fetch::{charset_of, Validators};
+use ferret::fetch::{charset_of, parse_retry_after, Validators};
 use ferret::listing::{pager, view_from_feed, Book, EventKind, EventRecord, Millis, Pager};
 use ferret::listing::{ReadOutcome, ReadTime, HOUR, SECOND};
 use ferret::Role;
@@ -84,6 +91,8 @@ struct Watch {
     /// How long the listing takes to answer (its slowness lengthens the read timeout).
     answered: ReadTime,
     timer: Option<SpawnHandle>,
+    /// No read starts before this: the listing answered `429 Too Many Requests`.
+    not_before: Millis,
 }
 
 impl OnAirDetector {
@@ -107,6 +116,7 @@ impl OnAirDetector {
                         busy: false,
                         answered: ReadTime::default(),
                         timer: None,
+                        not_before: Millis::MIN,
                     },
                 );
             }
@@ -117,8 +127,8 @@ impl OnAirDetector {
         }
     }
 
-    /// Sends a tick for `listing` to this instance at `at` (now if past), replacing any
-    /// pending one.
+    /// Sends a tick for `listing` to this instance at `at` (now if past; not before the
+    /// listing allows another read), replacing any pending one.
     fn schedule(&mut self, listing: &str, at: Millis, cx: &mut Cx<'_, Self>) {
         let index = cx.instance();
         let Some(watch) = self.watches.get_mut(listing) else {
@@ -127,6 +137,7 @@ impl OnAirDetector {
         if let Some(timer) = watch.timer.take() {
             cx.ctx().cancel_future(timer);
         }
+        let at = at.max(watch.not_before);
         let delay = Duration::from_millis((at - unix_millis()).clamp(0, HOUR) as u64);
         let route = self.wiring.tick.clone();
         let name = listing.to_string();
@@ -275,15 +286,17 @@ impl Handle<ListingTick> for OnAirDetector {
             let (outcome, answered_in) = match actix_rt::time::timeout(timeout, read).await {
                 Ok(outcome) => (outcome, Some(began.elapsed().as_millis() as Millis)),
                 Err(_) => (
-                    Err(format!(
+                    Err(Unread::cause(format!(
                         "no answer within the read timeout ({} ms)",
                         timeout.as_millis()
-                    )),
+                    ))),
                     None,
                 ),
             };
-            let (outcome, undated) = outcome.unwrap_or_else(|cause| {
-                warn!(%listing, %url, %cause, "Listing read failed.");
+            let mut throttled = None;
+            let (outcome, undated) = outcome.unwrap_or_else(|unread| {
+                warn!(%listing, %url, cause = %unread.cause, "Listing read failed.");
+                throttled = unread.throttled;
                 (ReadOutcome::Failed, 0)
             });
             if undated > 0 {
@@ -296,6 +309,7 @@ impl Handle<ListingTick> for OnAirDetector {
                     listing,
                     outcome,
                     answered_in,
+                    throttled,
                 },
             );
             if let Err(err) = route.do_send_to(index, read) {
@@ -315,6 +329,22 @@ impl Handle<ListingPageRead> for OnAirDetector {
         };
         if let Some(took) = msg.answered_in {
             watch.answered.observe(took);
+        }
+        if let Some(asked) = msg.throttled {
+            let params = &watch.source.params;
+            let wait = asked
+                .map_or(params.head_interval, |asked| {
+                    Millis::try_from(asked.as_millis()).unwrap_or(Millis::MAX)
+                })
+                .min(params.grace / 2);
+            watch.not_before = now.saturating_add(wait);
+            warn!(
+                listing = %msg.listing,
+                wait_ms = wait,
+                asked_secs = asked.map(|asked| asked.as_secs()),
+                budget_per_hour = params.budget_per_hour,
+                "The listing answered 429 Too Many Requests: no read before the wait is over (its budget may be more than it allows)."
+            );
         }
         let Some(detector) = watch.pager.as_mut() else {
             return;
@@ -417,6 +447,23 @@ fn spawn(cx: &mut Cx<'_, OnAirDetector>, task: impl std::future::Future<Output =
         ));
 }
 
+/// A read that brought no page.
+struct Unread {
+    cause: String,
+    /// The listing answered `429 Too Many Requests`, with the wait its `Retry-After` asked
+    /// for, if it gave one that parses.
+    throttled: Option<Option<Duration>>,
+}
+
+impl Unread {
+    fn cause(cause: String) -> Unread {
+        Unread {
+            cause,
+            throttled: None,
+        }
+    }
+}
+
 /// Reads and parses one listing page, with the count of items left out for want of a date.
 /// A page the listing says does not exist (404, 410) is [`ReadOutcome::not_found`]: what
 /// many paginators answer past the last page.
@@ -425,11 +472,11 @@ async fn read_page(
     url: &str,
     page: u32,
     total_element: Option<&(String, String)>,
-) -> Result<(ReadOutcome, usize), String> {
+) -> Result<(ReadOutcome, usize), Unread> {
     let reply = client
         .get(url, &Validators::default())
         .await
-        .map_err(|failure| format!("{} ({})", failure.error, failure.cause))?;
+        .map_err(|failure| Unread::cause(format!("{} ({})", failure.error, failure.cause)))?;
     match reply.status {
         200 => {}
         // Page 1 always exists: its absence is a wrong URL, not the end of the list.
@@ -437,7 +484,16 @@ async fn read_page(
             debug!(%url, status = reply.status, "Listing page not found: read as past the end.");
             return Ok((ReadOutcome::not_found(page), 0));
         }
-        status => return Err(format!("HTTP status {status}")),
+        429 => {
+            let now_secs = unix_millis() / SECOND;
+            let asked =
+                (reply.retry_after.as_deref()).and_then(|value| parse_retry_after(value, now_secs));
+            return Err(Unread {
+                cause: "HTTP status 429".to_string(),
+                throttled: Some(asked),
+            });
+        }
+        status => return Err(Unread::cause(format!("HTTP status {status}"))),
     }
     let options = ParseOptions {
         http_charset: reply.content_type.as_deref().and_then(charset_of),
@@ -445,7 +501,8 @@ async fn read_page(
         lean: true,
         ..ParseOptions::default()
     };
-    let feed = ferret::feed::parse(&reply.body, &options).map_err(|err| err.to_string())?;
+    let feed =
+        ferret::feed::parse(&reply.body, &options).map_err(|err| Unread::cause(err.to_string()))?;
     let total = total_element.map(|(prefix, name)| (prefix.as_str(), name.as_str()));
     let (view, undated) = view_from_feed(page, &feed, total);
     Ok((ReadOutcome::Page(view), undated))

@@ -293,3 +293,71 @@ past_end = "not_found"
     score(&events, &truth, started + WARM_UP_MS, stopped);
     assert!(given_up > 0, "no read was given up on");
 }
+
+/// A listing page of two broadcasts, the whole list.
+const TWO_ON_AIR: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:nicolive="http://live.nicovideo.jp/">
+<channel><title>Live</title><nicolive:total_count>2</nicolive:total_count>
+<item><title>Two</title><link>http://example.com/lv2</link><guid>lv2</guid><pubDate>Fri, 27 Nov 2026 06:00:02 GMT</pubDate></item>
+<item><title>One</title><link>http://example.com/lv1</link><guid>lv1</guid><pubDate>Fri, 27 Nov 2026 06:00:01 GMT</pubDate></item>
+</channel></rss>"#;
+
+/// How long after a first read answered `429 Too Many Requests` with `Retry-After:
+/// {retry_after}` the daemon read the listing again (its budget, 15 reads a second, would
+/// have read it again at once), once it has reported the page's two broadcasts; and the
+/// wait the warning said the listing asked for.
+fn wait_after_429(retry_after: &'static str) -> (Duration, Value) {
+    use crate::support::http::{Response, TestServer};
+    let server = TestServer::start(move |_, n| match n {
+        0 => Response::status(429).header("Retry-After", retry_after),
+        _ => Response::ok("application/rss+xml", TWO_ON_AIR),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let mut daemon = Daemon::start_with(
+        false,
+        "",
+        "",
+        &listing_config(&server.url("/recent/rss?p={page}"), &events),
+    );
+    eventually_blocking(Duration::from_secs(10), "both broadcasts On Air", || {
+        (json_lines(&events).len() >= 2).then_some(())
+    });
+    let reads = server.requests();
+    let warned = daemon.wait_for_log(|v| {
+        v["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("429 Too Many Requests"))
+    });
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+    (
+        reads[1].at - reads[0].at,
+        warned["fields"]["asked_secs"].clone(),
+    )
+}
+
+/// A listing that asks to wait two seconds is not read before (without the wait, 17 ms
+/// after).
+#[test]
+fn a_listing_that_asks_to_wait_is_not_read_before_its_retry_after() {
+    let (waited, asked) = wait_after_429("2");
+    assert!(
+        waited >= Duration::from_millis(1_900),
+        "read again {waited:?} after"
+    );
+    assert_eq!(asked, 2);
+}
+
+/// A listing that asks for an hour waits half the grace (2.5 s at ×60), so that its frame
+/// ends are still read within the grace.
+#[test]
+fn a_listing_that_asks_for_an_hour_waits_half_the_grace() {
+    let (waited, asked) = wait_after_429("3600");
+    let half_grace = Duration::from_millis(GRACE_MS as u64 / 2);
+    assert!(
+        waited >= half_grace - Duration::from_millis(100) && waited < 2 * half_grace,
+        "read again {waited:?} after"
+    );
+    assert_eq!(asked, 3600);
+}
