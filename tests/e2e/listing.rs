@@ -294,23 +294,35 @@ past_end = "not_found"
     assert!(given_up > 0, "no read was given up on");
 }
 
-/// A listing page of two broadcasts, the whole list.
-const TWO_ON_AIR: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+/// A listing page of two broadcasts reserved a minute ago, the whole list.
+fn two_on_air() -> String {
+    let reserved = chrono::Utc::now() - chrono::Duration::minutes(1);
+    let item = |n: i64| {
+        let date = (reserved + chrono::Duration::seconds(n)).to_rfc2822();
+        format!(
+            "<item><title>{n}</title><link>http://example.com/lv{n}</link><guid>lv{n}</guid>\
+             <pubDate>{date}</pubDate></item>"
+        )
+    };
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0" xmlns:nicolive="http://live.nicovideo.jp/">
-<channel><title>Live</title><nicolive:total_count>2</nicolive:total_count>
-<item><title>Two</title><link>http://example.com/lv2</link><guid>lv2</guid><pubDate>Fri, 27 Nov 2026 06:00:02 GMT</pubDate></item>
-<item><title>One</title><link>http://example.com/lv1</link><guid>lv1</guid><pubDate>Fri, 27 Nov 2026 06:00:01 GMT</pubDate></item>
-</channel></rss>"#;
+<channel><title>Live</title><nicolive:total_count>2</nicolive:total_count>{}{}</channel></rss>"#,
+        item(2),
+        item(1)
+    )
+}
 
-/// How long after a first read answered `429 Too Many Requests` with `Retry-After:
-/// {retry_after}` the daemon read the listing again (its budget, 15 reads a second, would
+/// How long after a first read answered `429 Too Many Requests`, with `retry_after` as its
+/// `Retry-After`, the daemon read the listing again (its budget, 15 reads a second, would
 /// have read it again at once), once it has reported the page's two broadcasts; and the
 /// wait the warning said the listing asked for.
 fn wait_after_429(retry_after: &'static str) -> (Duration, Value) {
     use crate::support::http::{Response, TestServer};
+    let page = two_on_air();
     let server = TestServer::start(move |_, n| match n {
         0 => Response::status(429).header("Retry-After", retry_after),
-        _ => Response::ok("application/rss+xml", TWO_ON_AIR),
+        _ => Response::ok("application/rss+xml", page.clone()),
     });
     let dir = tempfile::tempdir().unwrap();
     let events = dir.path().join("events.jsonl");
