@@ -125,69 +125,13 @@ pub fn parse_retry_after(value: &str, now_unix: i64) -> Option<Duration> {
 
 /// Seconds since the Unix epoch of an HTTP-date in any of the three forms recipients must
 /// accept (RFC 9110 §5.6.7): IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete
-/// RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
+/// RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`, two-digit years in 1970–2069) and asctime
+/// (`Sun Nov  6 08:49:37 1994`); years 1970 to 9999. The `httpdate` crate reads it (hyper's
+/// and actix's parser of the same headers).
 pub fn parse_http_date(value: &str) -> Option<i64> {
-    let value = value.trim();
-    let (day, month, year, time) = if let Some((_, rest)) = value.split_once(", ") {
-        let rest = rest.strip_suffix(" GMT")?;
-        let (date, time) = rest.split_once(' ')?;
-        if date.contains('-') {
-            // RFC 850: 06-Nov-94; two-digit years are taken in 1970..2069.
-            let mut d = date.split('-');
-            let (day, month, year) = (d.next()?, d.next()?, d.next()?);
-            let year: i64 = year.parse().ok()?;
-            let year = match year {
-                0..=69 => 2000 + year,
-                70..=99 => 1900 + year,
-                _ => year,
-            };
-            (day, month, year, time)
-        } else {
-            // IMF-fixdate: "06 Nov 1994" then the time.
-            let mut d = rest.split(' ');
-            let (day, month, year, time) = (d.next()?, d.next()?, d.next()?, d.next()?);
-            if d.next().is_some() {
-                return None;
-            }
-            (day, month, year.parse().ok()?, time)
-        }
-    } else {
-        // asctime: "Sun Nov  6 08:49:37 1994".
-        let mut d = value.split_whitespace();
-        let (_weekday, month, day, time, year) =
-            (d.next()?, d.next()?, d.next()?, d.next()?, d.next()?);
-        if d.next().is_some() {
-            return None;
-        }
-        (day, month, year.parse().ok()?, time)
-    };
-    let day: i64 = day.parse().ok()?;
-    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i64 + 1;
-    let mut hms = time.split(':');
-    let (h, m, s) = (hms.next()?, hms.next()?, hms.next()?);
-    if hms.next().is_some() {
-        return None;
-    }
-    let (h, m, s): (i64, i64, i64) = (h.parse().ok()?, m.parse().ok()?, s.parse().ok()?);
-    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || !(1..=9999).contains(&year) {
-        return None;
-    }
-    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s)
-}
-
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let at = httpdate::parse_http_date(value).ok()?;
+    let secs = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    i64::try_from(secs).ok()
 }
 
 /// The `charset` parameter of a `Content-Type` value (`text/xml; charset="Shift_JIS"` →
@@ -198,7 +142,15 @@ pub fn charset_of(content_type: &str) -> Option<&str> {
         if !name.trim().eq_ignore_ascii_case("charset") {
             return None;
         }
-        let value = value.trim().trim_matches('"').trim();
+        let value = value.trim();
+        let value = match value.strip_prefix('"') {
+            // A quoted string ends at its closing quote, whatever follows it.
+            Some(quoted) => quoted.split('"').next().unwrap_or_default().trim(),
+            // A token ends at the first space or quote, which a token cannot hold.
+            None => (value.split(|c: char| c == '"' || c.is_whitespace()))
+                .next()
+                .unwrap_or_default(),
+        };
         (!value.is_empty()).then_some(value)
     })
 }
@@ -525,6 +477,13 @@ mod tests {
         assert_eq!(charset_of("text/xml"), None);
         assert_eq!(charset_of("text/xml; charset="), None);
         assert_eq!(charset_of("charset=utf-8"), None, "no media type");
+        // Found by the http_headers fuzz target: the quote stayed in the name.
+        assert_eq!(
+            charset_of("text/xml; charset=\"S\"\r\r\"\r"),
+            Some("S"),
+            "what follows a quoted string"
+        );
+        assert_eq!(charset_of("text/xml; charset=koi8\"\" \"\""), Some("koi8"));
     }
 
     #[test]
