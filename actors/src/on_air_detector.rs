@@ -8,8 +8,7 @@
 //!
 //! **A listing that says "too many requests".** A `429` is a failed read like any other for
 //! the strategy, but the listing is not read again before its `Retry-After` (seconds or an
-//! HTTP date; a head interval without one), and never waits more than half the grace for it,
-//! so that a listing that asks for an hour still has its frame ends read within the grace.
+//! HTTP date) has passed, within the bounds of [`ferret::listing::Params::throttled_wait`].
 //! A `503` is not held back: it is how a listing fails one read now and then (the simulated
 //! one answers its failed reads so, with `Retry-After: 1`).
 //!
@@ -332,11 +331,7 @@ impl Handle<ListingPageRead> for OnAirDetector {
         }
         if let Some(asked) = msg.throttled {
             let params = &watch.source.params;
-            let wait = asked
-                .map_or(params.head_interval, |asked| {
-                    Millis::try_from(asked.as_millis()).unwrap_or(Millis::MAX)
-                })
-                .min(params.grace / 2);
+            let wait = params.throttled_wait(asked);
             watch.not_before = now.saturating_add(wait);
             warn!(
                 listing = %msg.listing,

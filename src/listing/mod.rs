@@ -254,6 +254,18 @@ impl Params {
             ..defaults
         }
     }
+
+    /// How long to leave a listing unread after it answered `429 Too Many Requests`: the wait
+    /// its `Retry-After` asked for (a head interval without one), but never more than half
+    /// the grace, so that a listing that asks for an hour still has its frame ends read
+    /// within the grace.
+    pub fn throttled_wait(&self, asked: Option<std::time::Duration>) -> Millis {
+        asked
+            .map_or(self.head_interval, |asked| {
+                Millis::try_from(asked.as_millis()).unwrap_or(Millis::MAX)
+            })
+            .min(self.grace / 2)
+    }
 }
 
 /// How long reads take, from the latest: running mean and mean absolute deviation (weight ⅛
@@ -539,5 +551,24 @@ mod tests {
         let mut full = Budget::with_rate(36.0, &rules).with_burst(4);
         main.give(&mut full, 20_000);
         assert!(!full.allows(20_000, 4), "{:?}", full);
+    }
+
+    #[test]
+    fn a_throttled_listing_waits_what_it_asked_within_half_the_grace() {
+        use std::time::Duration;
+        let params = Params::default();
+        assert_eq!(
+            params.throttled_wait(Some(Duration::from_secs(2))),
+            2 * SECOND
+        );
+        assert_eq!(params.throttled_wait(None), params.head_interval);
+        assert_eq!(
+            params.throttled_wait(Some(Duration::from_secs(3_600))),
+            params.grace / 2
+        );
+        assert_eq!(
+            params.throttled_wait(Some(Duration::from_secs(u64::MAX))),
+            params.grace / 2
+        );
     }
 }
