@@ -524,6 +524,7 @@ struct RawListing {
     settle_ms: Option<i64>,
     batch_wait_ms: Option<i64>,
     sweep_share: Option<f64>,
+    off_air_target_secs: Option<f64>,
     read_timeout_ms: Option<i64>,
     total_element: Option<String>,
     events_file: Option<String>,
@@ -1270,6 +1271,14 @@ fn validate_listings(
             defaults.dup_threshold,
         );
         let sweep_share = share("sweep_share", listing.sweep_share, defaults.sweep_share);
+        let off_air_target = match listing.off_air_target_secs {
+            None => defaults.off_air_target,
+            Some(v) if (0.0..=86_400.0).contains(&v) => (v * 1000.0).round() as i64,
+            Some(_) => {
+                check.problem(&key("off_air_target_secs"), "must lie in [0, 86400]");
+                defaults.off_air_target
+            }
+        };
         let params = Params {
             per_page: check.int(
                 &key("per_page"),
@@ -1303,6 +1312,7 @@ fn validate_listings(
             settle,
             batch_wait,
             sweep_share,
+            off_air_target,
             read_timeout,
             ..defaults
         };

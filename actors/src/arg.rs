@@ -38,6 +38,11 @@ pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     positive_up_to(text, 86_400.0)
 }
 
+/// A duration in seconds, at most a day, where 0 turns something off.
+pub(crate) fn seconds_or_off(text: &str) -> Result<f64, String> {
+    within(text, 0.0, 86_400.0)
+}
+
 /// A finite number over 0: a rate or a factor.
 pub(crate) fn positive(text: &str) -> Result<f64, String> {
     let value: f64 = text

@@ -38,6 +38,11 @@ pub struct OnAirBenchArgs {
     /// reads less, so Off Air comes later.
     #[arg(long, value_parser = crate::arg::unit::<f64>)]
     pub sweep_share: Option<f64>,
+    /// The Off Air latency of frame ends, in seconds of the real listing's time, at which the
+    /// ferret strategy steers its sweep's share (the config's `off_air_target_secs`, default
+    /// 110; 0 keeps the share at `--sweep-share`).
+    #[arg(long, value_parser = crate::arg::seconds_or_off)]
+    pub off_air_target_secs: Option<f64>,
     /// Print the reports as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -85,6 +90,9 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
     if let Some(share) = args.sweep_share {
         params.sweep_share = share;
     }
+    if let Some(secs) = args.off_air_target_secs {
+        params.off_air_target = ((secs * SECOND as f64) / f64::from(scale)).round() as Millis;
+    }
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL
             .iter()
@@ -109,6 +117,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "budget": args.budget,
             "time_scale": scale,
             "sweep_share": params.sweep_share,
+            "off_air_target_secs": (params.off_air_target * Millis::from(scale)) as f64 / SECOND as f64,
             "strategies": reports,
             "lower_bound": bound,
         });
@@ -116,13 +125,20 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "ferret bench onair: scenario {} (seed {}), {} h virtual ({} min warm-up not scored), budget {} reads/h (ferret's sweep share {}), tolerance {} s, grace {} s{}",
+        "ferret bench onair: scenario {} (seed {}), {} h virtual ({} min warm-up not scored), budget {} reads/h (ferret's sweep share {}{}), tolerance {} s, grace {} s{}",
         scenario.name,
         scenario.seed,
         args.hours,
         scenario.warmup_minutes,
         args.budget,
         params.sweep_share,
+        match params.off_air_target * Millis::from(scale) {
+            0 => " fixed".to_string(),
+            target => format!(
+                " at first, steered by an Off Air target of {} s",
+                target as f64 / SECOND as f64
+            ),
+        },
         params.tolerance * Millis::from(scale) / SECOND,
         params.grace * Millis::from(scale) / SECOND,
         if scale > 1 {

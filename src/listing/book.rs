@@ -207,6 +207,11 @@ impl Book {
         self.gone.retain(|_, at| *at >= cutoff);
     }
 
+    /// The events not yet polled, oldest first.
+    pub fn queued(&self) -> impl ExactSizeIterator<Item = &Event> {
+        self.events.iter()
+    }
+
     /// The next event not yet polled.
     pub fn pop_event(&mut self) -> Option<Event> {
         self.events.pop_front()

@@ -47,8 +47,8 @@ use std::sync::Arc;
 use super::walk::Walk;
 use super::PageView;
 use super::{
-    Book, BookEntry, Budget, Event, Millis, PageSize, Pager, Params, ReadOutcome, ReadTime, HOUR,
-    SECOND,
+    Book, BookEntry, Budget, Event, EventKind, Millis, PageSize, Pager, Params, ReadOutcome,
+    ReadTime, HOUR, SECOND,
 };
 
 /// Why a read was made.
@@ -173,6 +173,59 @@ const DEEP_WAIT_PER_BATCH: f64 = 1.6;
 /// slipped past the grace (`peak2009` without a total, seed 2, at ×20).
 const DEEP_SHARE_MAX: f64 = 0.05;
 
+/// The share of frame ends whose Off Air may come later than `off_air_target`: the target is
+/// their 95th percentile.
+const LATE_SHARE: f64 = 0.05;
+
+/// How far the sweep's share moves for one frame end reported on time (by `LATE_SHARE` of it)
+/// or late (by the rest): at the peak of `peak2009`, about 2,000 frame ends an hour, a share
+/// far from its mark moves by a few hundredths in a quarter of an hour.
+const SHARE_STEP: f64 = 0.0005;
+
+/// How far the sweep's share may move from `sweep_share`, either way. Past 0.34 of the
+/// budget the head sweep came late (On Air p95 over 20 s on more worlds of `peak2009`).
+const SHARE_SPAN: f64 = 0.07;
+
+/// The sweep's share of the budget, steered by the frame ends' Off Air latency: a frame end
+/// reported later than the target takes a step from the sweep and gives it to the boundary
+/// reads, and one reported in time gives back a twentieth of a step, so that the share
+/// settles where a twentieth of them come late (a stochastic approximation of the 95th
+/// percentile). A listing whose ends are reported well in time spends the margin on finding
+/// deep insertions; one whose reads are slow or fail, or whose ends come in bursts, moves the
+/// budget to its ends.
+#[derive(Debug, Clone)]
+struct ShareControl {
+    share: f64,
+    low: f64,
+    high: f64,
+    /// The Off Air latency aimed at; 0: the share stays put.
+    target: Millis,
+}
+
+impl ShareControl {
+    fn new(params: &Params) -> ShareControl {
+        let share = params.sweep_share.clamp(0.0, 1.0);
+        ShareControl {
+            share,
+            low: (share - SHARE_SPAN).max(0.0),
+            high: (share + SHARE_SPAN).min(1.0),
+            target: params.off_air_target,
+        }
+    }
+
+    /// Takes the latency of one frame end's Off Air, and says whether the share moved.
+    fn observe(&mut self, latency: Millis) -> bool {
+        if self.target == 0 {
+            return false;
+        }
+        let late = if latency > self.target { 1.0 } else { 0.0 };
+        let share = (self.share - SHARE_STEP * (late - LATE_SHARE)).clamp(self.low, self.high);
+        let moved = share != self.share;
+        self.share = share;
+        moved
+    }
+}
+
 /// ferret's strategy; see the module documentation.
 #[derive(Debug)]
 pub struct FerretPager {
@@ -237,25 +290,20 @@ pub struct FerretPager {
     read_time: ReadTime,
     /// Whether deep boundaries are rare enough to wait ([`DEEP_FRAME`]), as of the latest read.
     deep_rare: bool,
+    /// The sweep's share of the budget, as the Off Air latency steers it.
+    share: ShareControl,
 }
 
 impl FerretPager {
     /// A ferret detector starting from `book`.
     pub fn new(params: Params, book: Book) -> FerretPager {
+        let share = ShareControl::new(&params);
+        let shared = f64::from(params.budget_per_hour) * HEADROOM;
         FerretPager {
             per_page: params.per_page.max(1),
             page_size: PageSize::new(params.per_page),
-            budget: Budget::with_rate(
-                f64::from(params.budget_per_hour)
-                    * HEADROOM
-                    * (1.0 - params.sweep_share.clamp(0.0, 1.0)),
-                &params,
-            ),
-            sweep_budget: Budget::with_rate(
-                f64::from(params.budget_per_hour) * HEADROOM * params.sweep_share.clamp(0.0, 1.0),
-                &params,
-            )
-            .with_burst(ROUND_MAX),
+            budget: Budget::with_rate(shared * (1.0 - share.share), &params),
+            sweep_budget: Budget::with_rate(shared * share.share, &params).with_burst(ROUND_MAX),
             params,
             book,
             total: None,
@@ -283,6 +331,33 @@ impl FerretPager {
             end_offset: None,
             read_time: ReadTime::default(),
             deep_rare: false,
+            share,
+        }
+    }
+
+    /// Steers the sweep's share by the Off Air events a read queued (those after the first
+    /// `before`): each that came after a frame boundary the broadcast was not seen past is a
+    /// frame end as far as the detector knows, late by its time since that boundary. (An
+    /// early end proven by a boundary read counts too: the detector cannot tell it apart.)
+    fn steer_share(&mut self, before: usize) {
+        let frame = self.params.frame.max(1);
+        let ends: Vec<Millis> = (self.book.queued().skip(before))
+            .filter(|event| event.kind == EventKind::OffAir)
+            .filter_map(|event| {
+                let boundaries = (event.at - event.item.key) / frame;
+                let latency = event.at - (event.item.key + boundaries * frame);
+                (boundaries >= 1 && latency <= self.params.grace).then_some(latency)
+            })
+            .collect();
+        let mut moved = false;
+        for latency in ends {
+            moved |= self.share.observe(latency);
+        }
+        if moved {
+            let shared = f64::from(self.params.budget_per_hour) * HEADROOM;
+            self.budget
+                .set_rate(self.now, shared * (1.0 - self.share.share));
+            (self.sweep_budget).set_rate(self.now, shared * self.share.share);
         }
     }
 
@@ -988,35 +1063,9 @@ impl FerretPager {
         }
         self.due_miss = Some(DueMiss { id, page, step });
     }
-}
 
-impl Pager for FerretPager {
-    fn name(&self) -> &'static str {
-        "ferret"
-    }
-
-    fn poll_read(&mut self, now: Millis) -> Option<u32> {
-        if self.now == Millis::MIN {
-            // A fresh detector's sweep has saved nothing: a full share spent at once at the
-            // start would take the first hour past the budget.
-            self.sweep_budget.drain(now);
-        }
-        self.now = self.now.max(now);
-        if self.requested.is_some() {
-            return None;
-        }
-        let (page, purpose, payer) = self.choose(now)?;
-        let (pays, notes) = match payer {
-            Payer::Main => (&mut self.budget, &mut self.sweep_budget),
-            Payer::Sweep => (&mut self.sweep_budget, &mut self.budget),
-        };
-        pays.take(now);
-        notes.note(now);
-        self.requested = Some((page, purpose, now));
-        Some(page)
-    }
-
-    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
+    /// Takes the answer to the read in flight (the body of [`Pager::handle_read`]).
+    fn apply_read(&mut self, now: Millis, outcome: ReadOutcome) {
         self.now = self.now.max(now);
         let Some((page, purpose, requested_at)) = self.requested.take() else {
             return;
@@ -1123,6 +1172,39 @@ impl Pager for FerretPager {
         self.deep_rare =
             self.channel_total && deep as f64 <= DEEP_SHARE_MAX * self.book.len() as f64;
     }
+}
+
+impl Pager for FerretPager {
+    fn name(&self) -> &'static str {
+        "ferret"
+    }
+
+    fn poll_read(&mut self, now: Millis) -> Option<u32> {
+        if self.now == Millis::MIN {
+            // A fresh detector's sweep has saved nothing: a full share spent at once at the
+            // start would take the first hour past the budget.
+            self.sweep_budget.drain(now);
+        }
+        self.now = self.now.max(now);
+        if self.requested.is_some() {
+            return None;
+        }
+        let (page, purpose, payer) = self.choose(now)?;
+        let (pays, notes) = match payer {
+            Payer::Main => (&mut self.budget, &mut self.sweep_budget),
+            Payer::Sweep => (&mut self.sweep_budget, &mut self.budget),
+        };
+        pays.take(now);
+        notes.note(now);
+        self.requested = Some((page, purpose, now));
+        Some(page)
+    }
+
+    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
+        let before = self.book.queued().len();
+        self.apply_read(now, outcome);
+        self.steer_share(before);
+    }
 
     fn poll_event(&mut self) -> Option<Event> {
         self.book.pop_event()
@@ -1198,6 +1280,75 @@ mod tests {
             items,
         };
         pager.handle_read(now, ReadOutcome::Page(view));
+    }
+
+    /// The share moves down a step for a frame end reported later than the target and up a
+    /// twentieth of a step for one in time, so that it holds where one in twenty is late,
+    /// and never leaves `sweep_share` ± [`SHARE_SPAN`]. Without a target it stays put.
+    #[test]
+    fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
+        let params = Params::default();
+        let start = params.sweep_share;
+        let mut control = ShareControl::new(&params);
+        for _ in 0..3_000 {
+            control.observe(params.off_air_target / 2);
+        }
+        assert_eq!(
+            control.share,
+            start + SHARE_SPAN,
+            "ends in time: up to the span"
+        );
+        for _ in 0..100 {
+            control.observe(params.off_air_target + SECOND);
+        }
+        let after_late = control.share;
+        assert!((after_late - (start + SHARE_SPAN - 100.0 * 0.95 * SHARE_STEP)).abs() < 1e-9);
+        for _ in 0..50 {
+            control.observe(params.off_air_target + SECOND);
+            for _ in 0..19 {
+                control.observe(params.off_air_target);
+            }
+        }
+        assert!(
+            (control.share - after_late).abs() < 1e-9,
+            "{}",
+            control.share
+        );
+        for _ in 0..1_000 {
+            control.observe(params.grace);
+        }
+        assert_eq!(
+            control.share,
+            start - SHARE_SPAN,
+            "ends late: down to the span"
+        );
+
+        let mut fixed = ShareControl::new(&Params {
+            off_air_target: 0,
+            ..params
+        });
+        assert!(!fixed.observe(params.grace));
+        assert_eq!(fixed.share, start);
+    }
+
+    /// A frame end proven 200 s after its boundary, past the 110 s aimed at, moves budget
+    /// from the sweep to the head and boundary reads at once.
+    #[test]
+    fn a_late_frame_end_moves_budget_from_the_sweep() {
+        let mut pager = FerretPager::new(Params::default(), Book::default());
+        let (main, sweep) = (pager.budget.spacing, pager.sweep_budget.spacing);
+        let keys = [3 * SECOND, 2 * SECOND, SECOND];
+        read(&mut pager, 4 * SECOND, 1, 3, keys.map(item).to_vec());
+        let at = keys[1] + pager.params.frame + 200 * SECOND;
+        read(&mut pager, at, 1, 2, vec![item(keys[0]), item(keys[2])]);
+        let gone: Vec<_> = std::iter::from_fn(|| pager.poll_event())
+            .filter(|event| event.kind == EventKind::OffAir)
+            .map(|event| event.item.key)
+            .collect();
+        assert_eq!(gone, [keys[1]]);
+        assert!(pager.share.share < Params::default().sweep_share);
+        assert!(pager.budget.spacing < main, "the main budget fills faster");
+        assert!(pager.sweep_budget.spacing > sweep, "the sweep's slower");
     }
 
     /// A page read a minute ago held the key; since then the head saw a page of new

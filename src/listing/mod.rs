@@ -179,6 +179,10 @@ pub struct Params {
     /// Ferret: share of the budget set aside for the sweep; head and boundary reads spend the
     /// rest, and the sweep also takes what they leave above `reserve`.
     pub sweep_share: f64,
+    /// Ferret: the frame ends' Off Air latency the detector aims at, by moving budget between
+    /// the sweep and the frame-boundary reads (`sweep_share` is where it starts); 0 leaves the
+    /// share where it is. See the ferret strategy's module documentation.
+    pub off_air_target: Millis,
     /// Ferret: reads kept back for head and frame-boundary reads before the sweep may use
     /// their share.
     pub reserve: u32,
@@ -209,6 +213,7 @@ impl Default for Params {
             settle: 5 * SECOND,
             batch_wait: 75 * SECOND,
             sweep_share: 0.27,
+            off_air_target: 110 * SECOND,
             reserve: 3,
             burst: 8,
             read_timeout: 10 * SECOND,
@@ -231,6 +236,11 @@ impl Params {
             head_interval: scale(self.head_interval),
             settle: scale(self.settle),
             batch_wait: scale(self.batch_wait),
+            off_air_target: if self.off_air_target == 0 {
+                0
+            } else {
+                scale(self.off_air_target)
+            },
             read_timeout: scale(self.read_timeout).max(MIN_READ_TIMEOUT),
             ..self.clone()
         }
@@ -250,6 +260,7 @@ impl Params {
             head_interval: scale(defaults.head_interval),
             settle: scale(defaults.settle),
             batch_wait: scale(defaults.batch_wait),
+            off_air_target: scale(defaults.off_air_target),
             read_timeout: scale(defaults.read_timeout).max(MIN_READ_TIMEOUT),
             ..defaults
         }
@@ -356,14 +367,24 @@ impl Budget {
     /// A bucket filling at `per_hour` reads an hour, with the burst and minimum interval of
     /// `params`.
     pub(crate) fn with_rate(per_hour: f64, params: &Params) -> Budget {
-        let spacing = (HOUR as f64 / per_hour.max(1e-3)).round().max(1.0) as Millis;
         Budget {
-            spacing,
+            spacing: spacing_for(per_hour),
             burst: Millis::from(params.burst.max(1)),
             empty_at: None,
             min_interval: params.min_interval,
             last_read: None,
         }
+    }
+
+    /// Fills at `per_hour` from `now` on, with the tokens it holds at `now` kept.
+    pub(crate) fn set_rate(&mut self, now: Millis, per_hour: f64) {
+        let spacing = spacing_for(per_hour);
+        if self.empty_at.is_some() {
+            let held = i128::from((now - self.empty_since(now)).max(0));
+            let rescaled = held * i128::from(spacing) / i128::from(self.spacing);
+            self.empty_at = Some(now - rescaled as Millis);
+        }
+        self.spacing = spacing;
     }
 
     /// The same bucket keeping up to `burst` reads.
@@ -432,6 +453,11 @@ impl Budget {
         let full_at = self.full_at(now);
         self.empty_at.map_or(full_at, |at| at.max(full_at))
     }
+}
+
+/// The time between two tokens of a bucket filling at `per_hour` reads an hour.
+fn spacing_for(per_hour: f64) -> Millis {
+    (HOUR as f64 / per_hour.max(1e-3)).round().max(1.0) as Millis
 }
 
 /// Items a page, as the pages show it: any page longer than believed raises it; a shorter
@@ -551,6 +577,30 @@ mod tests {
         let mut full = Budget::with_rate(36.0, &rules).with_burst(4);
         main.give(&mut full, 20_000);
         assert!(!full.allows(20_000, 4), "{:?}", full);
+    }
+
+    #[test]
+    fn budget_keeps_its_tokens_when_its_rate_changes() {
+        // One token every 10 s, at most 4 kept; emptied at 0.
+        let mut budget = Budget::new(&params(360, 4));
+        for at in 0..4 {
+            budget.take(at);
+        }
+        // At 25 s it holds two and a half tokens. Twice the rate: the same two and a half,
+        // the half made whole 2.5 s later, and the next tokens every 5 s.
+        budget.set_rate(25_000, 720.0);
+        assert!(budget.allows(25_000, 1) && !budget.allows(25_000, 2));
+        assert_eq!(budget.ready_at(25_000, 2), 27_500);
+        assert_eq!(budget.ready_at(25_000, 3), 32_500);
+        // Half the rate from there: the tokens held stay, later ones come every 20 s.
+        budget.set_rate(25_000, 180.0);
+        assert!(budget.allows(25_000, 1) && !budget.allows(25_000, 2));
+        assert_eq!(budget.ready_at(25_000, 2), 35_000);
+        // A full bucket stays full.
+        let mut full = Budget::new(&params(360, 4));
+        full.take(0);
+        full.set_rate(100_000, 36.0);
+        assert!(full.allows(100_000, 3) && !full.allows(100_000, 4));
     }
 
     #[test]

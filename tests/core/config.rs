@@ -323,6 +323,7 @@ name = "a"
 url = "http://example.com/recent"
 frame_secs = 0
 sweep_share = 2.0
+off_air_target_secs = -1
 read_timeout_ms = 0
 strategy = "psychic"
 
@@ -335,6 +336,7 @@ name = "a"
         "listings[0].url",
         "listings[0].frame_secs",
         "listings[0].sweep_share",
+        "listings[0].off_air_target_secs",
         "listings[0].read_timeout_ms",
         "listings[0].strategy",
         "listings[1].name",
