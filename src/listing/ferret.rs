@@ -32,7 +32,7 @@
 //!   next finds before it drifts out. A round starts just after a head sweep that read page
 //!   2, and takes that read as its own first page. After each round, one read in sixteen (at
 //!   least one) walks the rest of the list. The sweep finds deep insertions and early ends.
-//! - **The sweep's share steered by the Off Air latency.** Every Off Air after a frame
+//! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
 //!   boundary tells how late it came after that boundary. Past `off_air_target` (110 s of a
 //!   30-minute frame) it moves a little of the budget from the sweep to the head and boundary
 //!   reads; in time, a twentieth as much back ([`ShareControl`]). So the share settles where
@@ -255,6 +255,11 @@ impl ShareControl {
     }
 }
 
+/// Reads an hour the two buckets fill at together.
+fn shared_rate(params: &Params) -> f64 {
+    f64::from(params.budget_per_hour) * HEADROOM
+}
+
 /// ferret's strategy; see the module documentation.
 #[derive(Debug)]
 pub struct FerretPager {
@@ -319,7 +324,7 @@ pub struct FerretPager {
     read_time: ReadTime,
     /// Whether deep boundaries are rare enough to wait ([`DEEP_FRAME`]), as of the latest read.
     deep_rare: bool,
-    /// The sweep's share of the budget, as the Off Air latency steers it.
+    /// The sweep's share of the budget, as the detector's lateness steers it.
     share: ShareControl,
 }
 
@@ -327,7 +332,7 @@ impl FerretPager {
     /// A ferret detector starting from `book`.
     pub fn new(params: Params, book: Book) -> FerretPager {
         let share = ShareControl::new(&params);
-        let shared = f64::from(params.budget_per_hour) * HEADROOM;
+        let shared = shared_rate(&params);
         FerretPager {
             per_page: params.per_page.max(1),
             page_size: PageSize::new(params.per_page),
@@ -365,9 +370,10 @@ impl FerretPager {
     }
 
     /// Steers the sweep's share by the Off Air events a read queued (those after the first
-    /// `before`): each that came after a frame boundary the broadcast was not seen past is a
-    /// frame end as far as the detector knows, late by its time since that boundary. (An
-    /// early end proven by a boundary read counts too: the detector cannot tell it apart.)
+    /// `before`): one within the grace after a frame boundary of its key is a frame end as
+    /// far as the detector knows, late by its time since that boundary. (An early end proven
+    /// by a boundary read counts too: the detector cannot tell it apart. One in the first
+    /// frame, or more than the grace after a boundary, is not a frame end's.)
     fn steer_by_ends(&mut self, before: usize) {
         let frame = self.params.frame.max(1);
         let ends: Vec<Millis> = (self.book.queued().skip(before))
@@ -389,7 +395,7 @@ impl FerretPager {
 
     /// Sets both buckets' rates to the sweep's share as it stands.
     fn share_budget(&mut self) {
-        let shared = f64::from(self.params.budget_per_hour) * HEADROOM;
+        let shared = shared_rate(&self.params);
         let now = self.now;
         self.budget.set_rate(now, shared * (1.0 - self.share.share));
         self.sweep_budget.set_rate(now, shared * self.share.share);

@@ -509,3 +509,50 @@ fn bench_onair_takes_the_sweep_share() {
         "{stderr}"
     );
 }
+
+/// `ferret bench onair --off-air-target-secs`: the target reaches the ferret strategy (the
+/// share it steers changes the report), the report names it in the real listing's time, 0
+/// fixes the share, and a target over a day is a clear error.
+#[test]
+fn bench_onair_takes_the_off_air_target() {
+    let report = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "bench",
+            "onair",
+            "--scenario",
+            "quiet",
+            "--hours",
+            "1",
+            "--seed",
+            "7",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_slice(&stdout_of(&args)).unwrap()
+    };
+    let ferret_of = |report: &serde_json::Value| {
+        let strategies = report["strategies"].as_array().unwrap();
+        (strategies.iter())
+            .find(|r| r["strategy"] == "ferret")
+            .unwrap()
+            .clone()
+    };
+    let steered = report(&[]);
+    let fixed = report(&["--off-air-target-secs", "0"]);
+    assert_eq!(steered["off_air_target_secs"].as_f64(), Some(110.0));
+    assert_eq!(fixed["off_air_target_secs"].as_f64(), Some(0.0));
+    assert_ne!(ferret_of(&steered), ferret_of(&fixed));
+    let compressed = report(&["--time-scale", "20", "--off-air-target-secs", "100"]);
+    assert_eq!(compressed["off_air_target_secs"].as_f64(), Some(100.0));
+
+    let out = ferret()
+        .args(["bench", "onair", "--off-air-target-secs", "90000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("90000 is not between 0 and 86400"),
+        "{stderr}"
+    );
+}
