@@ -465,45 +465,59 @@ fn cluster_options_out_of_range_are_clear_errors() {
     }
 }
 
+/// `ferret bench onair` over an hour of `quiet` (seed 7) with `extra` options: its JSON report.
+fn quiet_onair_report(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "bench",
+        "onair",
+        "--scenario",
+        "quiet",
+        "--hours",
+        "1",
+        "--seed",
+        "7",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_slice(&stdout_of(&args)).unwrap()
+}
+
+/// The ferret strategy's figures in a `bench onair` report.
+fn ferret_row(report: &serde_json::Value) -> serde_json::Value {
+    let strategies = report["strategies"].as_array().unwrap();
+    (strategies.iter())
+        .find(|r| r["strategy"] == "ferret")
+        .unwrap()
+        .clone()
+}
+
+/// `ferret bench onair` with `args`, which must be a usage error (exit 2): its stderr.
+fn onair_usage_error(args: &[&str]) -> String {
+    let out = ferret()
+        .args(["bench", "onair"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    String::from_utf8(out.stderr).unwrap()
+}
+
 /// `ferret bench onair --sweep-share`: the share reaches the ferret strategy (a larger one
 /// reads the sweep more and the boundaries less, so its report changes) and the report names
 /// it; a share outside [0, 1] is a clear error.
 #[test]
 fn bench_onair_takes_the_sweep_share() {
     let ferret_report = |share: &str| {
-        let args = [
-            "bench",
-            "onair",
-            "--scenario",
-            "quiet",
-            "--hours",
-            "1",
-            "--seed",
-            "7",
-            "--json",
-            "--sweep-share",
-            share,
-        ];
-        let report: serde_json::Value = serde_json::from_slice(&stdout_of(&args)).unwrap();
+        let report = quiet_onair_report(&["--sweep-share", share]);
         assert_eq!(report["sweep_share"].as_f64(), share.parse().ok());
-        let strategies = report["strategies"].as_array().unwrap();
-        let ferret = strategies
-            .iter()
-            .find(|r| r["strategy"] == "ferret")
-            .unwrap();
-        ferret.clone()
+        ferret_row(&report)
     };
     let (usual, swept) = (ferret_report("0.27"), ferret_report("0.6"));
     assert!(
         swept["off_air_p50"].as_f64() > usual["off_air_p50"].as_f64(),
         "{usual}\n{swept}"
     );
-    let out = ferret()
-        .args(["bench", "onair", "--sweep-share", "1.5"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "a usage error");
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = onair_usage_error(&["--sweep-share", "1.5"]);
     assert!(
         stderr.contains("'--sweep-share <SWEEP_SHARE>': 1.5 is not between 0 and 1"),
         "{stderr}"
@@ -515,42 +529,15 @@ fn bench_onair_takes_the_sweep_share() {
 /// fixes the share, and a target over a day is a clear error.
 #[test]
 fn bench_onair_takes_the_off_air_target() {
-    let report = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec![
-            "bench",
-            "onair",
-            "--scenario",
-            "quiet",
-            "--hours",
-            "1",
-            "--seed",
-            "7",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        serde_json::from_slice(&stdout_of(&args)).unwrap()
-    };
-    let ferret_of = |report: &serde_json::Value| {
-        let strategies = report["strategies"].as_array().unwrap();
-        (strategies.iter())
-            .find(|r| r["strategy"] == "ferret")
-            .unwrap()
-            .clone()
-    };
-    let steered = report(&[]);
-    let fixed = report(&["--off-air-target-secs", "0"]);
+    let steered = quiet_onair_report(&[]);
+    let fixed = quiet_onair_report(&["--off-air-target-secs", "0"]);
     assert_eq!(steered["off_air_target_secs"].as_f64(), Some(110.0));
     assert_eq!(fixed["off_air_target_secs"].as_f64(), Some(0.0));
-    assert_ne!(ferret_of(&steered), ferret_of(&fixed));
-    let compressed = report(&["--time-scale", "20", "--off-air-target-secs", "100"]);
+    assert_ne!(ferret_row(&steered), ferret_row(&fixed));
+    let compressed = quiet_onair_report(&["--time-scale", "20", "--off-air-target-secs", "100"]);
     assert_eq!(compressed["off_air_target_secs"].as_f64(), Some(100.0));
 
-    let out = ferret()
-        .args(["bench", "onair", "--off-air-target-secs", "90000"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "a usage error");
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = onair_usage_error(&["--off-air-target-secs", "90000"]);
     assert!(
         stderr.contains("90000 is not between 0 and 86400"),
         "{stderr}"
