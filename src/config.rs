@@ -1227,16 +1227,36 @@ fn validate_listings(
             Params::default().frame
         };
         let defaults = Params::for_frame(frame);
-        let mut secs = |field: &str, value: Option<f64>, default: i64| match value {
-            None => default,
-            Some(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => (v * 1000.0).round() as i64,
-            Some(_) => {
-                check.problem(&key(field), "must lie in (0, 86400]");
-                default
+        // A duration in seconds, up to a day; 0 only where it turns something off.
+        let mut secs = |field: &str, value: Option<f64>, default: i64, zero_is_off: bool| {
+            let lowest_ok = |v: f64| v > 0.0 || (zero_is_off && v == 0.0);
+            match value {
+                None => default,
+                Some(v) if lowest_ok(v) && v <= 86_400.0 => (v * 1000.0).round() as i64,
+                Some(_) => {
+                    let range = if zero_is_off {
+                        "[0, 86400]"
+                    } else {
+                        "(0, 86400]"
+                    };
+                    check.problem(&key(field), format!("must lie in {range}"));
+                    default
+                }
             }
         };
-        let grace = secs("grace_secs", listing.grace_secs, defaults.grace);
-        let tolerance = secs("tolerance_secs", listing.tolerance_secs, defaults.tolerance);
+        let grace = secs("grace_secs", listing.grace_secs, defaults.grace, false);
+        let tolerance = secs(
+            "tolerance_secs",
+            listing.tolerance_secs,
+            defaults.tolerance,
+            false,
+        );
+        let off_air_target = secs(
+            "off_air_target_secs",
+            listing.off_air_target_secs,
+            defaults.off_air_target,
+            true,
+        );
         let mut ms = |field: &str, value: Option<i64>, default: i64| {
             check.int(&key(field), value, default, 1..=86_400_000)
         };
@@ -1271,14 +1291,6 @@ fn validate_listings(
             defaults.dup_threshold,
         );
         let sweep_share = share("sweep_share", listing.sweep_share, defaults.sweep_share);
-        let off_air_target = match listing.off_air_target_secs {
-            None => defaults.off_air_target,
-            Some(v) if (0.0..=86_400.0).contains(&v) => (v * 1000.0).round() as i64,
-            Some(_) => {
-                check.problem(&key("off_air_target_secs"), "must lie in [0, 86400]");
-                defaults.off_air_target
-            }
-        };
         let params = Params {
             per_page: check.int(
                 &key("per_page"),

@@ -83,16 +83,19 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         budget_per_hour: args.budget.saturating_mul(scale),
         ..Params::for_frame(listing.frame())
     };
+    // Seconds of the real listing's time, on the compressed clock.
+    let compressed = |secs: f64| ((secs * SECOND as f64) / f64::from(scale)).round() as Millis;
     if let Some(secs) = args.read_timeout_secs {
-        params.read_timeout =
-            ((secs * SECOND as f64) / f64::from(scale)).round().max(1.0) as Millis;
+        params.read_timeout = compressed(secs).max(1);
     }
     if let Some(share) = args.sweep_share {
         params.sweep_share = share;
     }
     if let Some(secs) = args.off_air_target_secs {
-        params.off_air_target = ((secs * SECOND as f64) / f64::from(scale)).round() as Millis;
+        params.off_air_target = compressed(secs);
     }
+    // The target in the real listing's time, as reports give every figure.
+    let off_air_target_secs = (params.off_air_target * Millis::from(scale)) as f64 / SECOND as f64;
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL
             .iter()
@@ -117,7 +120,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "budget": args.budget,
             "time_scale": scale,
             "sweep_share": params.sweep_share,
-            "off_air_target_secs": (params.off_air_target * Millis::from(scale)) as f64 / SECOND as f64,
+            "off_air_target_secs": off_air_target_secs,
             "strategies": reports,
             "lower_bound": bound,
         });
@@ -132,12 +135,10 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         scenario.warmup_minutes,
         args.budget,
         params.sweep_share,
-        match params.off_air_target * Millis::from(scale) {
-            0 => " fixed".to_string(),
-            target => format!(
-                " at first, steered by an Off Air target of {} s",
-                target as f64 / SECOND as f64
-            ),
+        if params.off_air_target == 0 {
+            " fixed".to_string()
+        } else {
+            format!(" at first, steered by an Off Air target of {off_air_target_secs} s")
         },
         params.tolerance * Millis::from(scale) / SECOND,
         params.grace * Millis::from(scale) / SECOND,

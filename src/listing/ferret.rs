@@ -375,18 +375,14 @@ impl FerretPager {
     /// by a boundary read counts too: the detector cannot tell it apart. One in the first
     /// frame, or more than the grace after a boundary, is not a frame end's.)
     fn steer_by_ends(&mut self, before: usize) {
-        let frame = self.params.frame.max(1);
-        let ends: Vec<Millis> = (self.book.queued().skip(before))
-            .filter(|event| event.kind == EventKind::OffAir)
-            .filter_map(|event| {
-                let boundaries = (event.at - event.item.key) / frame;
-                let latency = event.at - (event.item.key + boundaries * frame);
-                (boundaries >= 1 && latency <= self.params.grace).then_some(latency)
-            })
-            .collect();
+        let (frame, grace) = (self.params.frame.max(1), self.params.grace);
         let mut moved = false;
-        for latency in ends {
-            moved |= self.share.frame_end(latency);
+        for event in self.book.queued().skip(before) {
+            let boundaries = (event.at - event.item.key) / frame;
+            let latency = event.at - (event.item.key + boundaries * frame);
+            if event.kind == EventKind::OffAir && boundaries >= 1 && latency <= grace {
+                moved |= self.share.frame_end(latency);
+            }
         }
         if moved {
             self.share_budget();
