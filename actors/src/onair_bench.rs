@@ -297,7 +297,7 @@ pub fn score_listing(args: &ScoreListingArgs) -> anyhow::Result<bool> {
         "the run is shorter than its warm-up: nothing to score"
     );
     let name = args.listing.as_deref().unwrap_or("events");
-    let report = sim::score(name, &truth, &events, None, &window);
+    let report = sim::score(name, &truth, &events, &window);
     let clean = report.keeps_the_rules();
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

@@ -1804,7 +1804,7 @@ fn score_counts_every_broken_rule() {
         grace: 5 * MINUTE,
         tolerance: 5 * MINUTE,
     };
-    let report = sim::score("test", &truth, &events, None, &window);
+    let report = sim::score("test", &truth, &events, &window);
     assert_eq!(report.on_air, 5);
     assert_eq!(
         (report.on_air_missed, report.on_air_missed_tolerated),
@@ -1824,12 +1824,12 @@ fn score_counts_every_broken_rule() {
     };
     let mut events = events.to_vec();
     events.push(event(EventKind::OnAir, "late", "2009-11-20T14:00:30Z"));
-    let report = sim::score("test", &truth, &events, None, &ran_on);
+    let report = sim::score("test", &truth, &events, &ran_on);
     assert_eq!(report.on_air, 6);
     assert_eq!(report.on_air_max, 90.0);
     // Without the late report it would be a miss, not left out.
     events.pop();
-    let report = sim::score("test", &truth, &events, None, &ran_on);
+    let report = sim::score("test", &truth, &events, &ran_on);
     assert_eq!(
         (report.on_air_missed, report.on_air_missed_tolerated),
         (3, 1)

@@ -127,7 +127,7 @@ fn score(events: &Path, truth: &Path, scored_from: i64, stopped_at: i64) {
         grace: GRACE_MS,
         tolerance: TOLERANCE_MS,
     };
-    let report = sim::score("daemon", &truth, &events, None, &window);
+    let report = sim::score("daemon", &truth, &events, &window);
     assert_eq!(report.false_off_air, 0, "false Off Air: {report:?}");
     assert_eq!(report.slipped, 0, "slipped Off Air: {report:?}");
     assert_eq!(

@@ -202,23 +202,22 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         grace: params.grace,
         tolerance: params.tolerance,
     };
-    score(strategy.name(), &truth, &events, Some(&reads), &window)
+    let mut report = score(strategy.name(), &truth, &events, &window);
+    // An hour of the listing's own clock: on a compressed listing the worst hour is counted
+    // over an hour of its time, as every other figure is.
+    let hour = (HOUR as f64 / scenario.time_scale) as Millis;
+    (report.reads_per_hour, report.reads_worst_hour) = read_rates(&reads, window.from, end, hour);
+    report
 }
 
-/// Scores `events` against `truth` over `window`; `reads` are the read start times, when
-/// known (the rates are 0 otherwise).
+/// Scores `events` against `truth` over `window` (the read rates are left at 0: [`run`]
+/// knows the reads).
 ///
 /// A false Off Air is one reported before the broadcast ended, or of a broadcast the truth
 /// does not know, anywhere in the events. On Air is scored for broadcasts starting in the
 /// window, Off Air for those ending in it, with the margins before its end that
 /// [`Window::ran_on`] describes.
-pub fn score(
-    strategy: &str,
-    truth: &[Truth],
-    events: &[Reported],
-    reads: Option<&[Millis]>,
-    window: &Window,
-) -> Report {
+pub fn score(strategy: &str, truth: &[Truth], events: &[Reported], window: &Window) -> Report {
     let known: HashMap<&str, &Truth> = truth.iter().map(|b| (&*b.id, b)).collect();
     let mut on_air: HashMap<&str, Vec<Millis>> = HashMap::new();
     let mut off_air: HashMap<&str, Vec<Millis>> = HashMap::new();
@@ -268,10 +267,6 @@ pub fn score(
         early_ends: 0,
         early_detected: 0,
     };
-    if let Some(reads) = reads {
-        (report.reads_per_hour, report.reads_worst_hour) = read_rates(reads, from, end);
-    }
-
     let mut on_latency = Vec::new();
     let mut off_latency = Vec::new();
     for broadcast in truth {
@@ -322,34 +317,35 @@ pub fn score(
     report
 }
 
-/// Mean reads an hour between `from` and `end`, and the most in any whole hour.
-fn read_rates(reads: &[Millis], from: Millis, end: Millis) -> (f64, f64) {
-    let hours = (end - from) as f64 / HOUR as f64;
+/// Mean reads an hour between `from` and `end`, and the most in any whole `hour` (an hour of
+/// the listing's clock, shorter on a compressed listing), both per hour of the run's clock.
+fn read_rates(reads: &[Millis], from: Millis, end: Millis, hour: Millis) -> (f64, f64) {
+    let hour = hour.max(1);
     let scored: Vec<Millis> = reads
         .iter()
         .copied()
         .filter(|t| (from..end).contains(t))
         .collect();
-    let mean = if hours > 0.0 {
-        scored.len() as f64 / hours
+    let mean = if end > from {
+        scored.len() as f64 * HOUR as f64 / (end - from) as f64
     } else {
         0.0
     };
     // Sliding one-hour window over the reads, if the window holds one.
-    if end - from < HOUR {
+    if end - from < hour {
         return (mean, mean);
     }
     let mut worst = 0;
     let mut tail = 0;
     for (head, &t) in scored.iter().enumerate() {
-        while scored[tail] <= t - HOUR {
+        while scored[tail] <= t - hour {
             tail += 1;
         }
-        if t - HOUR >= from {
+        if t - hour >= from {
             worst = worst.max(head + 1 - tail);
         }
     }
-    (mean, worst as f64)
+    (mean, worst as f64 * HOUR as f64 / hour as f64)
 }
 
 /// Median, 95th percentile and maximum, in seconds.
@@ -367,4 +363,32 @@ fn percentiles(values: &mut [Millis]) -> (f64, f64, f64) {
         at(0.95),
         *values.last().unwrap_or(&0) as f64 / 1_000.0,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads over three hours of a listing's clock `hour` long: 60 in the first hour, 30 in
+    /// each of the next two, evenly spaced.
+    fn reads(hour: Millis) -> Vec<Millis> {
+        let spaced = |n: Millis, from: Millis| (0..n).map(move |i| from + i * hour / n);
+        spaced(60, 0)
+            .chain(spaced(30, hour))
+            .chain(spaced(30, 2 * hour))
+            .collect()
+    }
+
+    #[test]
+    fn the_worst_hour_is_an_hour_of_the_listings_clock() {
+        assert_eq!(read_rates(&reads(HOUR), 0, 3 * HOUR, HOUR), (40.0, 60.0));
+        // Twenty times faster: the same reads, twenty times the rate of the run's clock
+        // (`Report::scaled` brings them back), and the worst hour is the first hour of the
+        // listing's, not the run's three hours as one.
+        let hour = HOUR / 20;
+        assert_eq!(
+            read_rates(&reads(hour), 0, 3 * hour, hour),
+            (800.0, 1_200.0)
+        );
+    }
 }
