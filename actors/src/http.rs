@@ -5,7 +5,7 @@
 //! | `GET /healthz` | `{"status":"ok"}` while the runtime runs |
 //! | `GET /metrics` | per-role counters in the OpenMetrics text format |
 //! | `GET /api/feeds` | every `[[feeds]]` source: reads, outcomes, last status and error ([`FeedStatus`](crate::messages::FeedStatus)) |
-//! | `GET /api/listings` | every `[[listings]]` entry: reads, events, and what it has on air |
+//! | `GET /api/listings` | every `[[listings]]` entry: reads, events, what it has on air and its detector's sweep share |
 //! | `GET /api/listings/{name}/onair` | the broadcasts the listing has on air now, newest first |
 //! | `GET /api/stories?limit=N` | the stories, ranked, each with its events and items (default 50) |
 //! | `POST /api/feedback` | `{"url", "kind": "visit"\|"dwell"\|"like"\|"dislike", "seconds"?, "at"?}` (`seconds` for a dwell only; `at` RFC 3339, default now) → 202 with the stored event, or 400 `{"error"}` |

@@ -38,6 +38,10 @@ pub struct ListingStatus {
     pub off_air_events: u64,
     /// The broadcasts believed on air, newest key first.
     pub on_air: Vec<OnAirItem>,
+    /// The share of the budget the detector spends on its sweep for starts below the head
+    /// (ferret's moves with how late its frame ends come); `None` for a strategy without one,
+    /// or before the first read.
+    pub sweep_share: Option<f64>,
 }
 
 /// One broadcast believed on air, as `GET /api/listings/{name}/onair` shows it.
@@ -124,6 +128,11 @@ impl ListingBoard {
             })
             .collect();
         self.with(listing, |status| status.on_air = on_air);
+    }
+
+    /// Notes the detector's sweep share after a read.
+    pub fn set_sweep_share(&self, listing: &str, share: Option<f64>) {
+        self.with(listing, |status| status.sweep_share = share);
     }
 
     /// The listing's on-air set, or `None` for an unknown listing.

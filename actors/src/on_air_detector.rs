@@ -92,7 +92,13 @@ struct Watch {
     timer: Option<SpawnHandle>,
     /// No read starts before this: the listing answered `429 Too Many Requests`.
     not_before: Millis,
+    /// The detector's sweep share as last logged.
+    logged_share: Option<f64>,
 }
+
+/// How far the detector's sweep share moves before it is logged again: it moves by half a
+/// thousandth or less at a time, and by a few hundredths in a busy quarter of an hour.
+const SHARE_LOGGED_STEP: f64 = 0.01;
 
 impl OnAirDetector {
     /// The factory the supervisor builds instances with: instance `index` watches the
@@ -116,6 +122,7 @@ impl OnAirDetector {
                         answered: ReadTime::default(),
                         timer: None,
                         not_before: Millis::MIN,
+                        logged_share: None,
                     },
                 );
             }
@@ -345,6 +352,21 @@ impl Handle<ListingPageRead> for OnAirDetector {
             return;
         };
         detector.handle_read(now, msg.outcome);
+        let share = detector.sweep_share();
+        self.wiring.board.set_sweep_share(&msg.listing, share);
+        if let Some(share) = share {
+            if watch
+                .logged_share
+                .is_none_or(|logged| (share - logged).abs() >= SHARE_LOGGED_STEP)
+            {
+                info!(
+                    listing = %msg.listing,
+                    sweep_share = format_args!("{share:.3}"),
+                    "The detector's sweep share of the budget (it falls while frame ends come late, giving their reads more, and rises while they come in time)."
+                );
+                watch.logged_share = Some(share);
+            }
+        }
         let mut detections = Vec::new();
         while let Some(event) = detector.poll_event() {
             let line = EventRecord::new(&msg.listing, &event).to_line();

@@ -261,6 +261,18 @@ impl Collector for ListingCollector {
             let labels = [("listing", listing.as_str())];
             ConstGauge::new(status.on_air.len() as i64).encode(family.encode_family(&labels)?)?;
         }
+        let mut family = encoder.encode_descriptor(
+            "ferret_listing_sweep_share",
+            "Share of the listing's read budget its detector spends sweeping for starts below the head.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (listing, status) in &listings {
+            if let Some(share) = status.sweep_share {
+                let labels = [("listing", listing.as_str())];
+                ConstGauge::new(share).encode(family.encode_family(&labels)?)?;
+            }
+        }
         Ok(())
     }
 }

@@ -1296,6 +1296,10 @@ impl Pager for FerretPager {
     fn book(&self) -> &Book {
         &self.book
     }
+
+    fn sweep_share(&self) -> Option<f64> {
+        Some(self.share.share)
+    }
 }
 
 #[cfg(test)]

@@ -334,6 +334,11 @@ pub trait Pager: Send {
     fn poll_timeout(&self) -> Option<Millis>;
     /// The broadcasts believed on air.
     fn book(&self) -> &Book;
+    /// The share of the budget the strategy spends on sweeping the list for starts below the
+    /// head, when it has one (ferret's, steered by its frame ends' lateness).
+    fn sweep_share(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Builds a detector of the given strategy, starting from `book` (empty, or restored from the

@@ -195,6 +195,13 @@ fn the_daemon_reports_a_time_compressed_listing_without_a_wrong_event() {
     std::thread::sleep(Duration::from_secs(75));
     let metrics = daemon.get("/metrics").text().unwrap();
     assert!(metrics.contains("ferret_listing_events_total{listing=\"sim\",event=\"off_air\"}"));
+    assert!(metrics.contains("ferret_listing_sweep_share{listing=\"sim\"}"));
+    // The steered share stays within its bounds around the configured 0.27.
+    let listings: Value = daemon.get("/api/listings").json().unwrap();
+    let share = listings["sim"]["sweep_share"]
+        .as_f64()
+        .expect("a sweep share");
+    assert!((0.2..=0.35).contains(&share), "sweep share {share}");
     daemon.signal(Signal::SIGTERM);
     assert!(daemon.wait_exit(Duration::from_secs(10)).success());
     let stopped = now_ms();
