@@ -206,7 +206,8 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
     // An hour of the listing's own clock: on a compressed listing the worst hour is counted
     // over an hour of its time, as every other figure is.
     let hour = (HOUR as f64 / scenario.time_scale) as Millis;
-    (report.reads_per_hour, report.reads_worst_hour) = read_rates(&reads, window.from, end, hour);
+    (report.reads_per_hour, report.reads_worst_hour) =
+        read_rates(&reads, window.from, window.until, hour);
     report
 }
 
