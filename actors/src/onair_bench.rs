@@ -164,10 +164,14 @@ fn print_table(reports: &[Report], bound: Option<&LowerBound>) {
     }
     println!("{header}");
     type Row = (&'static str, fn(&Report) -> String);
-    let rows: [Row; 15] = [
+    let rows: [Row; 16] = [
         ("reads/hour (mean)", |r| format!("{:.0}", r.reads_per_hour)),
         ("reads/hour (worst hour)", |r| {
             format!("{:.0}", r.reads_worst_hour)
+        }),
+        ("sweep share at the end", |r| {
+            r.sweep_share
+                .map_or("-".into(), |share| format!("{share:.3}"))
         }),
         ("On Air broadcasts", |r| r.on_air.to_string()),
         ("On Air missed (tolerated)", |r| {
@@ -197,6 +201,9 @@ fn print_table(reports: &[Report], bound: Option<&LowerBound>) {
             continue;
         }
         if label == "Off Air reported twice" && reports.iter().all(|r| r.off_air_duplicates == 0) {
+            continue;
+        }
+        if label == "sweep share at the end" && reports.iter().all(|r| r.sweep_share.is_none()) {
             continue;
         }
         let mut line = format!("{label:<34}");

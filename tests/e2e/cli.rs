@@ -534,6 +534,15 @@ fn bench_onair_takes_the_off_air_target() {
     assert_eq!(steered["off_air_target_secs"].as_f64(), Some(110.0));
     assert_eq!(fixed["off_air_target_secs"].as_f64(), Some(0.0));
     assert_ne!(ferret_row(&steered), ferret_row(&fixed));
+    // The share the run ended on: moved from `sweep_share` (0.27) when steered, not when fixed;
+    // the other strategies have none.
+    let share = |report: &serde_json::Value| ferret_row(report)["sweep_share"].as_f64().unwrap();
+    assert_ne!(share(&steered), 0.27);
+    assert!((0.235..=0.34).contains(&share(&steered)), "{steered}");
+    assert_eq!(share(&fixed), 0.27);
+    let naive = &steered["strategies"][0];
+    assert_eq!(naive["strategy"], "naive");
+    assert!(naive["sweep_share"].is_null());
     let compressed = quiet_onair_report(&["--time-scale", "20", "--off-air-target-secs", "100"]);
     assert_eq!(compressed["off_air_target_secs"].as_f64(), Some(100.0));
 

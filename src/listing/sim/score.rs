@@ -26,6 +26,10 @@ pub struct Report {
     pub reads_per_hour: f64,
     /// Reads in the busiest whole hour (the mean when the window is shorter than an hour).
     pub reads_worst_hour: f64,
+    /// The ferret strategy's share of the budget for its sweep when the run stopped, as its
+    /// frame ends' lateness steered it from `sweep_share`; `None` for the other strategies and
+    /// for a scored events file.
+    pub sweep_share: Option<f64>,
     /// Broadcasts that started in the window.
     pub on_air: usize,
     /// Of them, never reported On Air.
@@ -203,6 +207,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         tolerance: params.tolerance,
     };
     let mut report = score(strategy.name(), &truth, &events, &window);
+    report.sweep_share = detector.sweep_share();
     // An hour of the listing's own clock: on a compressed listing the worst hour is counted
     // over an hour of its time, as every other figure is.
     let hour = (HOUR as f64 / scenario.time_scale) as Millis;
@@ -251,6 +256,7 @@ pub fn score(strategy: &str, truth: &[Truth], events: &[Reported], window: &Wind
         hours: (end - from) as f64 / HOUR as f64,
         reads_per_hour: 0.0,
         reads_worst_hour: 0.0,
+        sweep_share: None,
         on_air: 0,
         on_air_missed: 0,
         on_air_missed_tolerated: 0,
