@@ -1328,10 +1328,9 @@ mod tests {
     }
 
     /// The share moves down a step for a frame end reported later than the target (or a head
-    /// sweep started late) and up a
-    /// twentieth of a step for one in time, so that it holds where one in twenty is late,
-    /// from [`SHARE_FALL`] under `sweep_share` to [`SHARE_RISE`] over it. Without a target it
-    /// stays put.
+    /// sweep started late) and up a twentieth of a step for one in time, so that it holds
+    /// where one in twenty is late, from [`SHARE_FALL`] under `sweep_share` to [`SHARE_RISE`]
+    /// over it. Without a target it stays put.
     #[test]
     fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         let params = Params::default();

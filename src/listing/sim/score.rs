@@ -24,7 +24,8 @@ pub struct Report {
     pub hours: f64,
     /// Mean reads an hour in the scored window.
     pub reads_per_hour: f64,
-    /// Reads in the busiest whole hour (the mean when the window is shorter than an hour).
+    /// Reads in the busiest whole hour of the listing's clock (the mean when the window is
+    /// shorter than such an hour).
     pub reads_worst_hour: f64,
     /// The ferret strategy's share of the budget for its sweep when the run stopped, as its
     /// frame ends' lateness steered it from `sweep_share`; `None` for the other strategies and
@@ -216,8 +217,8 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
     report
 }
 
-/// Scores `events` against `truth` over `window` (the read rates are left at 0: [`run`]
-/// knows the reads).
+/// Scores `events` against `truth` over `window`. The read rates (0) and the sweep share
+/// (`None`) are left to [`run`], which has the reads and the detector.
 ///
 /// A false Off Air is one reported before the broadcast ended, or of a broadcast the truth
 /// does not know, anywhere in the events. On Air is scored for broadcasts starting in the
