@@ -316,7 +316,7 @@ impl TruthLine {
             title: item.title.to_string(),
             link: item.link.to_string(),
             id: item.id.to_string(),
-            reserved_at: rfc3339(broadcast.key),
+            reserved_at: rfc3339(broadcast.reserved),
             started_at: rfc3339(broadcast.start),
             ended_at: (broadcast.end <= exit).then(|| rfc3339(broadcast.end)),
             ending,

@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
         grace: 15 * SECOND,
         tolerance: 15 * SECOND,
     };
-    let report = score("fuzz", &truth, &events, None, &window);
+    let report = score("fuzz", &truth, &events, &window);
     assert!(report.on_air_missed_tolerated <= report.on_air_missed);
     assert!(report.slipped <= report.frame_ends);
 });

@@ -201,6 +201,14 @@ const SHARE_RISE: f64 = 0.07;
 /// this floor and 73 with one as deep as the rise, for an Off Air p95 of 130, 123 and 118 s.
 const SHARE_FALL: f64 = 0.035;
 
+/// How finely a key tells the reservation: a `pubDate` has whole seconds, so a broadcast
+/// reserved at 12:00:00.9 shows 12:00:00, and its frame ends up to this long after the
+/// boundary its key gives. Seen on air within that second after a boundary, it may still end
+/// there: on `peak2009` run 20 times faster (a second of keys is 20 s of the real listing's
+/// time), such sightings took 266 frame ends on 64 worlds past the grace, the detector waiting
+/// for the next boundary instead.
+const KEY_RESOLUTION: Millis = SECOND;
+
 /// A head sweep that starts more than this fraction of `head_interval` after it was due
 /// counts as late (1 s of 19 s): the On Air p95 sits about a second under 20 s.
 const HEAD_LATE_PER_INTERVAL: Millis = 20;
@@ -397,11 +405,19 @@ impl FerretPager {
         self.sweep_budget.set_rate(now, shared * self.share.share);
     }
 
-    /// The first frame boundary after the broadcast was last seen on air.
+    /// The first frame boundary (as the key gives it) that the broadcast was not seen on air
+    /// past: seen within [`KEY_RESOLUTION`] after a boundary, it may still end there.
     fn due(&self, entry: &BookEntry) -> Millis {
         let frame = self.params.frame.max(1);
-        let since = (entry.seen_at - entry.item.key).max(0);
+        let since = (entry.seen_at - entry.item.key - KEY_RESOLUTION).max(0);
         entry.item.key + (since / frame + 1) * frame
+    }
+
+    /// When a read may prove a broadcast gone at its boundary `due`: `settle` after it, and
+    /// not before the boundary's second is over, when the frame has ended whatever the
+    /// reservation's milliseconds.
+    fn provable_at(&self, due: Millis) -> Millis {
+        due + self.params.settle.max(KEY_RESOLUTION)
     }
 
     /// The broadcast whose boundary comes first (or passed longest ago), with its boundary,
@@ -418,7 +434,7 @@ impl FerretPager {
     /// boundary.
     fn most_overdue(&self, now: Millis) -> Option<(&BookEntry, Millis)> {
         self.earliest_due(now)
-            .filter(|(_, due)| due + self.params.settle <= now)
+            .filter(|(_, due)| self.provable_at(*due) <= now)
     }
 
     /// Whether the boundary at `due` is a deep one ([`DEEP_FRAME`]).
@@ -765,7 +781,7 @@ impl FerretPager {
             self.round_at
         };
         since.map_or(widest, |at| {
-            (at - self.params.tolerance - SECOND).max(widest)
+            (at - self.params.tolerance - KEY_RESOLUTION).max(widest)
         })
     }
 
@@ -858,7 +874,7 @@ impl FerretPager {
         let next = self.earliest_due(self.now).map(|(entry, due)| {
             // The page the read will aim at, so that the wake and the read agree.
             let wait = self.batch_wait(self.due_page(entry), entry.item.key);
-            due + self.params.settle.max(wait)
+            self.provable_at(due).max(due + wait)
         });
         // `due_hold` wakes the detector when it ends, its broadcast in the book or not (a wake
         // that finds nothing to read costs nothing; leaving it out moves later reads).
@@ -1003,7 +1019,7 @@ impl FerretPager {
     /// Counts the entries not past a frame boundary: those past one have most likely ended.
     fn count_live<'a>(&self, entries: impl Iterator<Item = &'a BookEntry>) -> u64 {
         entries
-            .filter(|entry| self.due(entry) + self.params.settle > self.now)
+            .filter(|entry| self.provable_at(self.due(entry)) > self.now)
             .count() as u64
     }
 
@@ -1079,7 +1095,7 @@ impl FerretPager {
         let Some(entry) = self.book.get(&id) else {
             return;
         };
-        if self.due(entry) + self.params.settle > now {
+        if self.provable_at(self.due(entry)) > now {
             // Seen, and due again at its next boundary.
             return;
         }
@@ -1416,6 +1432,32 @@ mod tests {
         assert!(pager.share.share < start + 25.0 * SHARE_STEP * LATE_SHARE);
         assert!(pager.budget.spacing < main, "the main budget fills faster");
         assert!(pager.sweep_budget.spacing > sweep, "the sweep's slower");
+    }
+
+    /// A `pubDate` has whole seconds, so a frame may end up to a second after the boundary
+    /// its key gives. Seen on air within that second, a broadcast is still due at the
+    /// boundary; seen after it, it outlived the boundary and is due at the next one. A read
+    /// may prove it gone `settle` after the boundary, and never within its second (on a
+    /// listing run 60 times faster, `settle` is 83 ms).
+    #[test]
+    fn a_broadcast_seen_within_its_boundarys_second_is_still_due_there() {
+        let params = Params::default();
+        let (frame, settle) = (params.frame, params.settle);
+        let mut pager = FerretPager::new(params.clone(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        let listed: Vec<Listed> = (0..18).map(|i| item(t0 - i * SECOND)).collect();
+        let id = listed[9].id.clone();
+        let boundary = listed[9].key + frame;
+        let mut due_at = |now: Millis| {
+            read(&mut pager, now, 1, 18, listed.clone());
+            pager.due(pager.book.get(&id).expect("on air"))
+        };
+        assert_eq!(due_at(t0), boundary);
+        assert_eq!(due_at(boundary + SECOND / 2), boundary);
+        assert_eq!(due_at(boundary + SECOND), boundary + frame);
+        assert_eq!(pager.provable_at(boundary), boundary + settle);
+        let fast = FerretPager::new(params.compressed(60), Book::new());
+        assert_eq!(fast.provable_at(boundary), boundary + SECOND);
     }
 
     /// A page read a minute ago held the key; since then the head saw a page of new

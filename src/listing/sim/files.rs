@@ -61,7 +61,7 @@ pub fn read_truth(text: &str) -> Result<Vec<Truth>, String> {
         let at = |field: &str, value: &str| {
             time(value).map_err(|err| format!("line {number}: {field}: {err}"))
         };
-        let key = at("reserved_at", &parsed.reserved_at)?;
+        let reserved = at("reserved_at", &parsed.reserved_at)?;
         let start = at("started_at", &parsed.started_at)?;
         let end = parsed
             .ended_at
@@ -78,14 +78,14 @@ pub fn read_truth(text: &str) -> Result<Vec<Truth>, String> {
                 ))
             }
         };
-        if start < key || end.is_some_and(|end| end < start) {
+        if start < reserved || end.is_some_and(|end| end < start) {
             return Err(format!(
                 "line {number}: need reserved_at ≤ started_at ≤ ended_at"
             ));
         }
         truth.push(Truth {
             id: Arc::from(parsed.id),
-            key,
+            reserved,
             start,
             end,
             ending,

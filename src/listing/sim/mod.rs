@@ -3,9 +3,10 @@
 //!
 //! The world is generated up front from a [`Scenario`] and a seed: reservations arrive as a
 //! Poisson process whose rate follows the daily swing; each broadcast starts after a gap drawn
-//! from the scenario's bands and ends at its frame, early, or after extensions. The listing at
-//! any time is every broadcast started and not ended, sorted by reservation (newest first,
-//! then the newer id). A read takes time: the page is rendered halfway through it, and may
+//! from the scenario's bands and ends at its frame, early, or after extensions, all counted
+//! from its reservation to the millisecond. The listing at any time is every broadcast started
+//! and not ended, sorted by reservation as its `pubDate` shows it, in whole seconds (newest
+//! first, then the newer id). A read takes time: the page is rendered halfway through it, and may
 //! fail or come back empty.
 
 mod files;
@@ -43,8 +44,13 @@ pub enum Ending {
 pub struct Broadcast {
     /// Its number; the listing shows `lv{number}`.
     pub number: u64,
-    /// Reservation time, whole seconds: the sort key and the item's `pubDate`.
+    /// Reservation time, whole seconds (the reservation cut to its second): the sort key and
+    /// the item's `pubDate`.
     pub key: Millis,
+    /// Reservation time to the millisecond, which the listing does not show: the broadcast
+    /// starts a gap after it, and its frame runs from it, so a frame ends up to a second after
+    /// the boundary its `pubDate` gives.
+    pub reserved: Millis,
     /// When it appears in the listing.
     pub start: Millis,
     /// When it leaves the listing.
@@ -109,12 +115,14 @@ impl World {
             if rng.random::<f64>() * peak > scenario.rate_at(t as Millis - t0) {
                 continue;
             }
+            let reserved = t.floor() as Millis;
             let key = ((t / second).floor() * second) as Millis;
-            let start = key + gap(&scenario.gaps, &mut rng);
-            let (end, ending) = ending(scenario, key, start, frame, max_extensions, &mut rng);
+            let start = reserved + gap(&scenario.gaps, &mut rng);
+            let (end, ending) = ending(scenario, reserved, start, frame, max_extensions, &mut rng);
             broadcasts.push(Broadcast {
                 number: FIRST_NUMBER + broadcasts.len() as u64,
                 key,
+                reserved,
                 start,
                 end,
                 ending,
@@ -348,14 +356,14 @@ fn gap(bands: &[GapBand], rng: &mut SmallRng) -> Millis {
 
 fn ending(
     scenario: &Scenario,
-    key: Millis,
+    reserved: Millis,
     start: Millis,
     frame: Millis,
     max_extensions: u32,
     rng: &mut SmallRng,
 ) -> (Millis, Ending) {
     let ends = &scenario.ends;
-    let first_frame = key + frame;
+    let first_frame = reserved + frame;
     let pick: f64 = rng.random();
     if pick < ends.early {
         let minutes = if ends.early_max_minutes > ends.early_min_minutes {
@@ -374,7 +382,7 @@ fn ending(
             extensions += 1;
         }
         return (
-            key + frame * Millis::from(extensions + 1),
+            reserved + frame * Millis::from(extensions + 1),
             Ending::Extended(extensions),
         );
     }

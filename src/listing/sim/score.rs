@@ -103,8 +103,9 @@ impl Report {
 pub struct Truth {
     /// Its listing id.
     pub id: Arc<str>,
-    /// Its reservation: the sort key.
-    pub key: Millis,
+    /// Its reservation, to the millisecond where the truth has it (the listing shows it cut to
+    /// whole seconds): its gap and its frame boundaries run from it.
+    pub reserved: Millis,
     /// When it appeared in the listing.
     pub start: Millis,
     /// When it left the listing; `None` while still on air.
@@ -192,7 +193,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         .iter()
         .map(|broadcast| Truth {
             id: Broadcast::id_of(broadcast.number).into(),
-            key: broadcast.key,
+            reserved: broadcast.reserved,
             start: broadcast.start,
             // The world is generated past the run: every end is known.
             end: Some(broadcast.end),
@@ -285,7 +286,7 @@ pub fn score(strategy: &str, truth: &[Truth], events: &[Reported], window: &Wind
                 Some(ats) => on_latency.push(ats[0] - broadcast.start),
                 None => {
                     report.on_air_missed += 1;
-                    if broadcast.start - broadcast.key > tolerance {
+                    if broadcast.start - broadcast.reserved > tolerance {
                         report.on_air_missed_tolerated += 1;
                     }
                 }
@@ -298,7 +299,7 @@ pub fn score(strategy: &str, truth: &[Truth], events: &[Reported], window: &Wind
         match broadcast.ending {
             Ending::Early => {
                 report.early_ends += 1;
-                if reported.is_some_and(|at| at < broadcast.key + frame) {
+                if reported.is_some_and(|at| at < broadcast.reserved + frame) {
                     report.early_detected += 1;
                 }
             }
