@@ -52,11 +52,12 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::second::{FrameEnds, KEY_RESOLUTION};
 use super::walk::Walk;
 use super::PageView;
 use super::{
     Book, BookEntry, Budget, Event, EventKind, Millis, PageSize, Pager, Params, ReadOutcome,
-    ReadTime, HOUR, SECOND,
+    ReadTime, HOUR,
 };
 
 /// Why a read was made.
@@ -201,14 +202,6 @@ const SHARE_RISE: f64 = 0.07;
 /// this floor and 73 with one as deep as the rise, for an Off Air p95 of 130, 123 and 118 s.
 const SHARE_FALL: f64 = 0.035;
 
-/// How finely a key tells the reservation: a `pubDate` has whole seconds, so a broadcast
-/// reserved at 12:00:00.9 shows 12:00:00, and its frame ends up to this long after the
-/// boundary its key gives. Seen on air within that second after a boundary, it may still end
-/// there: on `peak2009` run 20 times faster (a second of keys is 20 s of the real listing's
-/// time), such sightings took 266 frame ends on 64 worlds past the grace, the detector waiting
-/// for the next boundary instead.
-const KEY_RESOLUTION: Millis = SECOND;
-
 /// A head sweep that starts more than this fraction of `head_interval` after it was due
 /// counts as late (1 s of 19 s): the On Air p95 sits about a second under 20 s.
 const HEAD_LATE_PER_INTERVAL: Millis = 20;
@@ -334,6 +327,8 @@ pub struct FerretPager {
     deep_rare: bool,
     /// The sweep's share of the budget, as the detector's lateness steers it.
     share: ShareControl,
+    /// Where in the boundary's second the listing ends frames, as its pages showed.
+    frame_ends: FrameEnds,
 }
 
 impl FerretPager {
@@ -374,6 +369,7 @@ impl FerretPager {
             read_time: ReadTime::default(),
             deep_rare: false,
             share,
+            frame_ends: FrameEnds::default(),
         }
     }
 
@@ -406,18 +402,29 @@ impl FerretPager {
     }
 
     /// The first frame boundary (as the key gives it) that the broadcast was not seen on air
-    /// past: seen within [`KEY_RESOLUTION`] after a boundary, it may still end there.
+    /// past: seen within the boundary's second, it may still end there ([`FrameEnds`]).
     fn due(&self, entry: &BookEntry) -> Millis {
         let frame = self.params.frame.max(1);
-        let since = (entry.seen_at - entry.item.key - KEY_RESOLUTION).max(0);
+        let since = (entry.seen_at - entry.item.key - self.frame_ends.resolution()).max(0);
         entry.item.key + (since / frame + 1) * frame
     }
 
     /// When a read may prove a broadcast gone at its boundary `due`: `settle` after it, and
     /// not before the boundary's second is over, when the frame has ended whatever the
-    /// reservation's milliseconds.
+    /// reservation's milliseconds ([`FrameEnds`]).
     fn provable_at(&self, due: Millis) -> Millis {
-        due + self.params.settle.max(KEY_RESOLUTION)
+        due + self.params.settle.max(self.frame_ends.resolution())
+    }
+
+    /// Since when the batch of a broadcast due at `due` counts its wait: the end of the
+    /// boundary's second for one seen on air within it (most likely extended, or to be proven
+    /// gone by the next read over its neighbours, not by a read of its own).
+    fn batch_from(&self, entry: &BookEntry, due: Millis) -> Millis {
+        if entry.seen_at >= due {
+            due + self.frame_ends.resolution()
+        } else {
+            due
+        }
     }
 
     /// The broadcast whose boundary comes first (or passed longest ago), with its boundary,
@@ -473,7 +480,7 @@ impl FerretPager {
     fn batched_boundary_read(&self, now: Millis) -> Option<(u32, Purpose)> {
         let (entry, due) = self.most_overdue(now)?;
         let page = self.due_page(entry);
-        (now - due >= self.batch_wait(page, entry.item.key))
+        (now - self.batch_from(entry, due) >= self.batch_wait(page, entry.item.key))
             .then(|| (page, Purpose::Due(entry.item.id.clone())))
     }
 
@@ -874,7 +881,8 @@ impl FerretPager {
         let next = self.earliest_due(self.now).map(|(entry, due)| {
             // The page the read will aim at, so that the wake and the read agree.
             let wait = self.batch_wait(self.due_page(entry), entry.item.key);
-            self.provable_at(due).max(due + wait)
+            self.provable_at(due)
+                .max(self.batch_from(entry, due) + wait)
         });
         // `due_hold` wakes the detector when it ends, its broadcast in the book or not (a wake
         // that finds nothing to read costs nothing; leaving it out moves later reads).
@@ -1178,6 +1186,11 @@ impl FerretPager {
         if view.total.is_none() {
             self.track_end(&view, requested_at);
         }
+        let frame = self.params.frame.max(1);
+        self.frame_ends.forget_before(now - 2 * frame);
+        for item in &view.items {
+            self.frame_ends.seen(item, requested_at, frame);
+        }
         let new = self
             .book
             .apply_snapshot(&view, self.per_page, requested_at, now);
@@ -1260,6 +1273,12 @@ impl Pager for FerretPager {
     fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
         let before = self.book.queued().len();
         self.apply_read(now, outcome);
+        let frame = self.params.frame.max(1);
+        for event in self.book.queued().skip(before) {
+            if event.kind == EventKind::OffAir {
+                self.frame_ends.gone(&event.item.id, event.at, frame);
+            }
+        }
         self.steer_by_ends(before);
     }
 

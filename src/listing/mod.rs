@@ -25,6 +25,7 @@ mod book;
 pub mod ferret;
 pub mod naive;
 mod page;
+mod second;
 pub mod seed;
 pub mod sim;
 mod ties;

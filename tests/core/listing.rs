@@ -1474,6 +1474,20 @@ fn ferret_keeps_the_rules_at_the_peak(scenario: &Scenario, slips: usize) {
     }
 }
 
+/// A listing whose reservations fall on whole seconds ends its frames on the second the
+/// `pubDate` shows. ferret takes frames to end anywhere in that second until the pages show
+/// otherwise, and then reads at the boundary again: it keeps the rules in real time and 20
+/// times faster.
+#[test]
+fn sim_run_ferret_where_frames_end_on_the_second() {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    scenario.whole_second_reservations = true;
+    scenario.seed = 3;
+    let world = World::new(&scenario, scenario.virtual_t0(), HOUR);
+    assert!(world.broadcasts().iter().all(|b| b.reserved == b.key));
+    ferret_keeps_the_rules_at_the_peak(&scenario, 0);
+}
+
 /// A channel total a minute old (a cached count): it often contradicts the last page, and now
 /// and then equals the end of a full page where the list goes on. ferret proved the end by it:
 /// on this world, 23 false Off Air at scale 1, and at ×20 12 false and 68 slipped. Now a full

@@ -115,8 +115,12 @@ impl World {
             if rng.random::<f64>() * peak > scenario.rate_at(t as Millis - t0) {
                 continue;
             }
-            let reserved = t.floor() as Millis;
             let key = ((t / second).floor() * second) as Millis;
+            let reserved = if scenario.whole_second_reservations {
+                key
+            } else {
+                t.floor() as Millis
+            };
             let start = reserved + gap(&scenario.gaps, &mut rng);
             let (end, ending) = ending(scenario, reserved, start, frame, max_extensions, &mut rng);
             broadcasts.push(Broadcast {

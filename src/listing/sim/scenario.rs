@@ -23,6 +23,11 @@ pub struct Scenario {
     /// Minutes the detector runs before scoring starts (it begins with an empty book).
     #[serde(default = "default_warmup_minutes")]
     pub warmup_minutes: f64,
+    /// Whether reservations fall on whole seconds, as on a listing whose clock keeps seconds:
+    /// frames then end on the second the `pubDate` shows. By default a reservation keeps its
+    /// milliseconds, and a frame ends up to a second after the boundary its `pubDate` gives.
+    #[serde(default)]
+    pub whole_second_reservations: bool,
     /// Start rates.
     pub starts: Starts,
     /// How broadcasts end.
@@ -210,6 +215,7 @@ impl Scenario {
             per_page: default_per_page(),
             frame_minutes: default_frame_minutes(),
             warmup_minutes: default_warmup_minutes(),
+            whole_second_reservations: false,
             starts: Starts {
                 off_peak_per_hour: 700.0,
                 peak_per_hour: 2_200.0,
