@@ -10,7 +10,9 @@
 //!   pages while the list moved. An extended broadcast is always listed where its key says,
 //!   so it can never be reported gone.
 //! - **Reads aimed at frame boundaries.** A broadcast can only have ended at a boundary
-//!   (`key + k·frame`) unless it ended early. Once a boundary has passed by `settle`, and
+//!   (`key + k·frame`) unless it ended early, or up to a second later where the listing keeps
+//!   its reservations' milliseconds (the key shows whole seconds; [`super::second`] learns
+//!   which). Once a boundary has passed by `settle` (and its second is over), and
 //!   either `batch_wait` has gone by (so that one read settles a page of neighbours due around
 //!   it) or half the grace is spent, the detector reads the page where that key is, counted up
 //!   from the end of the list with the book's broadcasts below the key. If the page does not
@@ -1465,15 +1467,20 @@ mod tests {
         let mut pager = FerretPager::new(params.clone(), Book::new());
         let t0: Millis = 1_000 * 60 * MINUTE;
         let listed: Vec<Listed> = (0..18).map(|i| item(t0 - i * SECOND)).collect();
-        let id = listed[9].id.clone();
         let boundary = listed[9].key + frame;
-        let mut due_at = |now: Millis| {
-            read(&mut pager, now, 1, 18, listed.clone());
-            pager.due(pager.book.get(&id).expect("on air"))
+        // The broadcast's entry after a read of its page at `now`.
+        let seen_at = |pager: &mut FerretPager, now: Millis| {
+            read(pager, now, 1, 18, listed.clone());
+            pager.book.get(&listed[9].id).expect("on air").clone()
         };
-        assert_eq!(due_at(t0), boundary);
-        assert_eq!(due_at(boundary + SECOND / 2), boundary);
-        assert_eq!(due_at(boundary + SECOND), boundary + frame);
+        let before = seen_at(&mut pager, t0);
+        assert_eq!(pager.due(&before), boundary);
+        let within = seen_at(&mut pager, boundary + SECOND / 2);
+        assert_eq!(pager.due(&within), boundary);
+        // Most likely extended: its batch waits from the end of the second.
+        assert_eq!(pager.batch_from(&within, boundary), boundary + SECOND);
+        let after = seen_at(&mut pager, boundary + SECOND);
+        assert_eq!(pager.due(&after), boundary + frame);
         assert_eq!(pager.provable_at(boundary), boundary + settle);
         let fast = FerretPager::new(params.compressed(60), Book::new());
         assert_eq!(fast.provable_at(boundary), boundary + SECOND);
