@@ -380,10 +380,16 @@ impl FerretPager {
     /// far as the detector knows, late by its time since that boundary. (An early end proven
     /// by a boundary read counts too: the detector cannot tell it apart. One in the first
     /// frame, or more than the grace after a boundary, is not a frame end's.)
-    fn steer_by_ends(&mut self, before: usize) {
+    ///
+    /// Each Off Air also tells [`FrameEnds`] whether a broadcast seen within its boundary's
+    /// second ended there.
+    fn learn_from_off_airs(&mut self, before: usize) {
         let (frame, grace) = (self.params.frame.max(1), self.params.grace);
         let mut moved = false;
         for event in self.book.queued().skip(before) {
+            if event.kind == EventKind::OffAir {
+                self.frame_ends.gone(&event.item.id, event.at, frame);
+            }
             let boundaries = (event.at - event.item.key) / frame;
             let latency = event.at - (event.item.key + boundaries * frame);
             if event.kind == EventKind::OffAir && boundaries >= 1 && latency <= grace {
@@ -1275,13 +1281,7 @@ impl Pager for FerretPager {
     fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
         let before = self.book.queued().len();
         self.apply_read(now, outcome);
-        let frame = self.params.frame.max(1);
-        for event in self.book.queued().skip(before) {
-            if event.kind == EventKind::OffAir {
-                self.frame_ends.gone(&event.item.id, event.at, frame);
-            }
-        }
-        self.steer_by_ends(before);
+        self.learn_from_off_airs(before);
     }
 
     fn poll_event(&mut self) -> Option<Event> {
