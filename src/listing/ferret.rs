@@ -334,7 +334,8 @@ pub struct FerretPager {
     share: ShareControl,
     /// Where in the boundary's second the listing ends frames, as its pages showed.
     frame_ends: FrameEnds,
-    /// When the reads of the last hour of the listing's clock started ([`FerretPager::hour_free_at`]).
+    /// When the reads of the last hour of the listing's clock started
+    /// ([`FerretPager::hour_free_at`]).
     hour_reads: VecDeque<Millis>,
 }
 
