@@ -334,8 +334,8 @@ pub struct FerretPager {
     share: ShareControl,
     /// Where in the boundary's second the listing ends frames, as its pages showed.
     frame_ends: FrameEnds,
-    /// When the reads of the last hour of the listing's clock started
-    /// ([`FerretPager::hour_free_at`]).
+    /// When the latest reads started, as many as the budget allows in an hour of the
+    /// listing's clock ([`FerretPager::hour_free_at`]).
     hour_reads: VecDeque<Millis>,
 }
 
@@ -925,9 +925,9 @@ impl FerretPager {
     /// listings made up to break the detector).
     fn hour_free_at(&self) -> Millis {
         let (hour, reads) = self.hour();
-        match self.hour_reads.len().checked_sub(reads) {
-            Some(over) => self.hour_reads[over] + hour,
-            None => Millis::MIN,
+        match self.hour_reads.front() {
+            Some(oldest) if self.hour_reads.len() >= reads => oldest + hour,
+            _ => Millis::MIN,
         }
     }
 
@@ -1295,15 +1295,15 @@ impl Pager for FerretPager {
         if self.requested.is_some() {
             return None;
         }
-        let (hour, _) = self.hour();
-        while self.hour_reads.front().is_some_and(|at| *at + hour <= now) {
-            self.hour_reads.pop_front();
-        }
         if self.hour_free_at() > now {
             return None;
         }
         let (page, purpose, payer) = self.choose(now)?;
+        // Only the budget's latest reads in an hour can hold the next one back.
         self.hour_reads.push_back(now);
+        if self.hour_reads.len() > self.hour().1 {
+            self.hour_reads.pop_front();
+        }
         let (pays, notes) = match payer {
             Payer::Main => (&mut self.budget, &mut self.sweep_budget),
             Payer::Sweep => (&mut self.sweep_budget, &mut self.budget),
