@@ -214,6 +214,7 @@ pub fn start_runtime(settings: &Settings) -> anyhow::Result<(Runtime, Pools, Boa
                     load: pools.page_db.route(),
                     record: pools.page_db.route(),
                     mark: pools.page_db.route(),
+                    reads: pools.page_db.route(),
                     tick: pools.on_air_detector.route(),
                     loaded: pools.on_air_detector.route(),
                     read: pools.on_air_detector.route(),

@@ -170,6 +170,19 @@ pub struct RecordDetections {
     pub forget_before: i64,
 }
 
+/// Records that a read of a listing started, so that a restarted detector counts it against
+/// its budget. Sent by the OnAirDetector as each read starts; the reply is the store's outcome.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct RecordListingRead {
+    /// The listing's name.
+    pub listing: String,
+    /// When the read started (Unix ms).
+    pub at_ms: i64,
+    /// Reads that started before this time (Unix ms) are forgotten: they no longer count.
+    pub forget_before: i64,
+}
+
 /// Marks recorded events as emitted (written to the events file and stdout). Sent by the
 /// OnAirDetector right after it wrote them; the reply is the store's outcome.
 #[derive(Debug, Message)]

@@ -18,6 +18,12 @@
 //! store ([`ListingLoaded`]), and an event recorded but not marked is written again only if
 //! the end of the events file does not already hold it. The next read waits until the events
 //! of the last one are out ([`ListingEmitted`]), so the file keeps detection order.
+//!
+//! **The budget across restarts.** Each read's start goes to the store as it starts
+//! ([`RecordListingRead`]; an hour of the listing's clock of them is kept), and a detector
+//! resumed from the store counts them: a restarted detector's buckets start full, and without
+//! them every restart added their tokens to the hour (a crash loop read nearly twice the
+//! budget).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -38,7 +44,7 @@ use crate::instance::{Cx, Handle, Instance, RoleActor};
 use crate::listing_board::ListingBoard;
 use crate::messages::{
     Envelope, ListingEmitted, ListingLoaded, ListingPageRead, ListingTick, LoadListing,
-    MarkEmitted, RecordDetections,
+    MarkEmitted, RecordDetections, RecordListingRead,
 };
 use crate::pool::{Pool, Route};
 use crate::storage::Detection;
@@ -63,6 +69,8 @@ pub struct Wiring {
     pub record: Route<RecordDetections>,
     /// PageDb, for emitted events.
     pub mark: Route<MarkEmitted>,
+    /// PageDb, for the reads' starts.
+    pub reads: Route<RecordListingRead>,
     /// The pool's own route, for ticks.
     pub tick: Route<ListingTick>,
     /// The pool's own route, for the other self-sent messages.
@@ -248,6 +256,7 @@ impl Handle<ListingLoaded> for OnAirDetector {
             watch.source.strategy,
             watch.source.params.clone(),
             book,
+            &state.reads,
         ));
         watch.busy = false;
         self.schedule(&msg.listing, unix_millis(), cx);
@@ -275,6 +284,14 @@ impl Handle<ListingTick> for OnAirDetector {
             return;
         };
         watch.busy = true;
+        let read = cx.envelope(RecordListingRead {
+            listing: msg.listing.clone(),
+            at_ms: now,
+            forget_before: now - watch.source.params.listing_hour(),
+        });
+        if let Err(err) = self.wiring.reads.do_send(read) {
+            warn!(error = %err, "Could not record a listing read's start.");
+        }
         let url = watch.source.page_url(page);
         let total_element = watch.source.total_element.clone();
         let timeout = watch.answered.timeout(watch.source.params.read_timeout);

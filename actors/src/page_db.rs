@@ -5,8 +5,8 @@ use tracing::{error, info};
 
 use crate::instance::{Cx, Handle, RoleActor};
 use crate::messages::{
-    CountRestarts, LoadListing, LoadNewsItems, MarkEmitted, RecordDetections, RecordNewsItems,
-    RecordRestart, RecordRunStarted, RecordRunStopped,
+    CountRestarts, LoadListing, LoadNewsItems, MarkEmitted, RecordDetections, RecordListingRead,
+    RecordNewsItems, RecordRestart, RecordRunStarted, RecordRunStopped,
 };
 use crate::storage::{ListingState, Store, StoreError};
 
@@ -15,7 +15,7 @@ mod discovery;
 /// Owns the SQLite store; every other role writes through messages to it.
 ///
 /// Today it keeps the daemon's own records (runs and restarts) and the live listings' on-air
-/// buffers and event journals, the news items filed into stories, and for discovery the
+/// buffers, event journals and latest reads, the news items filed into stories, and for discovery the
 /// pages and links, feedback, hittage, fingerprints and representatives (handlers in
 /// `page_db/discovery.rs`).
 pub struct PageDb {
@@ -93,6 +93,20 @@ impl Handle<RecordDetections> for PageDb {
         let result = self
             .store
             .record_detections(&msg.listing, &msg.detections, msg.forget_before);
+        if let Err(err) = &result {
+            cx.record_error(err);
+        }
+        result
+    }
+}
+
+impl Handle<RecordListingRead> for PageDb {
+    type Reply = Result<(), StoreError>;
+
+    fn handle(&mut self, msg: RecordListingRead, cx: &mut Cx<'_, Self>) -> Self::Reply {
+        let result = self
+            .store
+            .record_listing_read(&msg.listing, msg.at_ms, msg.forget_before);
         if let Err(err) = &result {
             cx.record_error(err);
         }

@@ -204,6 +204,15 @@ const MIGRATIONS: &[M<'static>] = &[
     // 9: a news item's language as its feed declared it, so that a replay stems it as the
     // first filing did.
     M::up("ALTER TABLE news_items ADD COLUMN language TEXT;"),
+    // 10: when a listing's latest reads started, so that a restarted detector counts them
+    // against its budget (an hour of the listing's clock of them; older ones are deleted).
+    M::up(
+        "CREATE TABLE listing_reads (
+            listing  TEXT    NOT NULL,
+            at_ms    INTEGER NOT NULL
+        );
+        CREATE INDEX listing_reads_by_time ON listing_reads (listing, at_ms);",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -215,6 +224,8 @@ pub struct ListingState {
     pub gone: Vec<(Arc<str>, i64)>,
     /// Events recorded but not known to be emitted: `(seq, line)`, oldest first.
     pub pending: Vec<(i64, String)>,
+    /// When the latest reads started (Unix ms, oldest first): the budget counts them.
+    pub reads: Vec<i64>,
 }
 
 /// One detection to record: the event and its JSON line.
@@ -368,7 +379,34 @@ impl Store {
         for row in pending.query_map([listing], |row| Ok((row.get(0)?, row.get(1)?)))? {
             state.pending.push(row?);
         }
+        let mut reads = self
+            .conn
+            .prepare("SELECT at_ms FROM listing_reads WHERE listing = ?1 ORDER BY at_ms")?;
+        for row in reads.query_map([listing], |row| row.get(0))? {
+            state.reads.push(row?);
+        }
         Ok(state)
+    }
+
+    /// Records that a read of `listing` started at `at` (Unix ms); reads that started before
+    /// `forget_before` are deleted.
+    pub fn record_listing_read(
+        &mut self,
+        listing: &str,
+        at: i64,
+        forget_before: i64,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO listing_reads (listing, at_ms) VALUES (?1, ?2)",
+            params![listing, at],
+        )?;
+        tx.execute(
+            "DELETE FROM listing_reads WHERE listing = ?1 AND at_ms < ?2",
+            params![listing, forget_before],
+        )?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Records detections of `listing` in one transaction: the book changes and the event

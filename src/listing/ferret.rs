@@ -48,13 +48,12 @@
 //! head, the first reading of the list (until it is done, and leaving the next head read its
 //! tokens), a boundary read whose batch has waited (if it leaves the next head read its
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
-//! of the last four starts when it would still be under way at the next head sweep. And no
-//! read starts that would put more than the budget's reads in the last hour of the listing's
-//! clock: the buckets fill at [`HEADROOM`] of the budget, and what they hold at an hour's
-//! start once took an hour one read past it.
+//! of the last four starts when it would still be under way at the next head sweep. The
+//! buckets fill at [`HEADROOM`] of the budget; what they hold at an hour's start may still take
+//! it a read past, and [`super::pager`] holds every strategy to the budget over any hour.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::second::{FrameEnds, KEY_RESOLUTION};
@@ -334,9 +333,6 @@ pub struct FerretPager {
     share: ShareControl,
     /// Where in the boundary's second the listing ends frames, as its pages showed.
     frame_ends: FrameEnds,
-    /// When the latest reads started, as many as the budget allows in an hour of the
-    /// listing's clock ([`FerretPager::hour_free_at`]).
-    hour_reads: VecDeque<Millis>,
 }
 
 impl FerretPager {
@@ -378,7 +374,6 @@ impl FerretPager {
             deep_rare: false,
             share,
             frame_ends: FrameEnds::default(),
-            hour_reads: VecDeque::new(),
         }
     }
 
@@ -910,27 +905,6 @@ impl FerretPager {
         next.into_iter().chain(held).min()
     }
 
-    /// An hour of the listing's clock (two frames: a listing run time-compressed has shorter
-    /// hours) and the reads the budget allows in it.
-    fn hour(&self) -> (Millis, usize) {
-        let hour = 2 * self.params.frame.max(1);
-        let reads = f64::from(self.params.budget_per_hour) * hour as f64 / HOUR as f64;
-        (hour, reads.floor().max(1.0) as usize)
-    }
-
-    /// When the next read may start without taking the last hour past the budget: the
-    /// buckets fill at [`HEADROOM`] of it, but the tokens they hold at an hour's start (the
-    /// main bucket's burst and a round the sweep saved up for) can take that hour a few reads
-    /// past it (901 on one world of 512 of `peak2009` at ×20, and on one world of two of seven
-    /// listings made up to break the detector).
-    fn hour_free_at(&self) -> Millis {
-        let (hour, reads) = self.hour();
-        match self.hour_reads.front() {
-            Some(oldest) if self.hour_reads.len() >= reads => oldest + hour,
-            _ => Millis::MIN,
-        }
-    }
-
     /// The next read and the budget that pays for it, by priority: a boundary read late
     /// enough to threaten the grace, the head sweep, a boundary read whose batch is full or has
     /// waited enough (and leaves the head its tokens), a sweep round under way, the sweep.
@@ -1295,15 +1269,7 @@ impl Pager for FerretPager {
         if self.requested.is_some() {
             return None;
         }
-        if self.hour_free_at() > now {
-            return None;
-        }
         let (page, purpose, payer) = self.choose(now)?;
-        // Only the budget's latest reads in an hour can hold the next one back.
-        self.hour_reads.push_back(now);
-        if self.hour_reads.len() > self.hour().1 {
-            self.hour_reads.pop_front();
-        }
         let (pays, notes) = match payer {
             Payer::Main => (&mut self.budget, &mut self.sweep_budget),
             Payer::Sweep => (&mut self.sweep_budget, &mut self.budget),
@@ -1363,7 +1329,7 @@ impl Pager for FerretPager {
         if self.before_head(wake.max(self.now)) {
             wake = head.max(any);
         }
-        Some(wake.max(self.hour_free_at()))
+        Some(wake)
     }
 
     fn book(&self) -> &Book {
@@ -1817,28 +1783,6 @@ mod tests {
             assert_eq!((page, head_page), (3, 2));
             assert!(since_head <= params.head_interval / 4, "{since_head} ms");
         }
-    }
-
-    /// No hour of the listing's clock holds more reads than the budget, however the tokens
-    /// the buckets held at its start were spent: `peak2009`, seed 360, at ×20, where the
-    /// buckets alone took an hour to 901 reads of 900.
-    #[test]
-    fn no_hour_reads_past_the_budget() {
-        use crate::listing::sim::{self, Scenario};
-        use crate::listing::Strategy;
-        let mut scenario = Scenario::built_in("peak2009").unwrap();
-        scenario.seed = 360;
-        let listing = scenario.compressed(20.0);
-        let params = Params {
-            budget_per_hour: 900 * 20,
-            ..Params::for_frame(listing.frame())
-        };
-        let report = sim::run(Strategy::Ferret, &params, &listing, 3 * HOUR / 20).scaled(20);
-        assert!(
-            report.reads_worst_hour <= 900.0,
-            "{}",
-            report.reads_worst_hour
-        );
     }
 
     /// A broadcast gone from the bottom of a list whose length is a whole number of pages:

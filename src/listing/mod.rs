@@ -22,6 +22,7 @@
 //! behind `ferret bench onair`.
 
 mod book;
+mod cap;
 pub mod ferret;
 pub mod naive;
 mod page;
@@ -247,6 +248,12 @@ impl Params {
         }
     }
 
+    /// An hour of the listing's own clock: two frames. A listing run time-compressed has
+    /// shorter hours, and its budget is counted over them.
+    pub fn listing_hour(&self) -> Millis {
+        2 * self.frame.max(1)
+    }
+
     /// The defaults for a listing whose frame is `frame`: every duration scaled by
     /// `frame / 30 min`, the budget and the counts unchanged. A listing run 20 times faster
     /// (frame = 90 s) keeps its detector's proportions.
@@ -343,13 +350,16 @@ pub trait Pager: Send {
 }
 
 /// Builds a detector of the given strategy, starting from `book` (empty, or restored from the
-/// store).
-pub fn pager(strategy: Strategy, params: Params, book: Book) -> Box<dyn Pager> {
-    match strategy {
-        Strategy::Naive => Box::new(naive::NaivePager::new(params, book)),
-        Strategy::Seed => Box::new(seed::SeedPager::new(params, book)),
-        Strategy::Ferret => Box::new(ferret::FerretPager::new(params, book)),
-    }
+/// store), held to its budget over every hour of the listing's clock ([`Params::listing_hour`])
+/// counting `reads`: when the reads of the hour before started (from the store after a
+/// restart; none for a new listing).
+pub fn pager(strategy: Strategy, params: Params, book: Book, reads: &[Millis]) -> Box<dyn Pager> {
+    let strategy: Box<dyn Pager> = match strategy {
+        Strategy::Naive => Box::new(naive::NaivePager::new(params.clone(), book)),
+        Strategy::Seed => Box::new(seed::SeedPager::new(params.clone(), book)),
+        Strategy::Ferret => Box::new(ferret::FerretPager::new(params.clone(), book)),
+    };
+    Box::new(cap::Capped::new(strategy, &params, reads))
 }
 
 /// A budget of reads an hour as a token bucket: one token every `HOUR / budget`, at most

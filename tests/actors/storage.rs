@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 9);
+        assert_eq!(store.schema_version().unwrap(), 10);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -111,6 +111,32 @@ fn listing_state_survives_a_reopen() {
         )
         .unwrap();
     assert!(store.load_listing("sim").unwrap().gone.is_empty());
+}
+
+/// A listing's reads come back in the order they started, each listing's apart, and those
+/// before the cut-off are forgotten as later ones are recorded.
+#[test]
+fn listing_reads_survive_a_reopen_within_their_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        for at in [1_000, 3_000, 2_000] {
+            store.record_listing_read("sim", at, 0).unwrap();
+        }
+        store.record_listing_read("other", 2_500, 0).unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.load_listing("sim").unwrap().reads,
+        [1_000, 2_000, 3_000]
+    );
+    store.record_listing_read("sim", 4_000, 2_000).unwrap();
+    assert_eq!(
+        store.load_listing("sim").unwrap().reads,
+        [2_000, 3_000, 4_000]
+    );
+    assert_eq!(store.load_listing("other").unwrap().reads, [2_500]);
 }
 
 /// News items come back from the store as they were recorded, the feed's language with

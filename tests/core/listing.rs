@@ -232,7 +232,7 @@ fn drive(pager: &mut dyn Pager, listing: &mut Listing, from: Millis, until: Mill
 }
 
 fn ferret_pager() -> Box<dyn Pager> {
-    pager(Strategy::Ferret, Params::default(), Book::new())
+    pager(Strategy::Ferret, Params::default(), Book::new(), &[])
 }
 
 /// A steady listing of about 90 broadcasts (five pages): one reserved every [`STEP`] from a
@@ -1011,7 +1011,7 @@ fn ferret_reads_the_head_every_interval_at_the_peak() {
     let t0 = scenario.virtual_t0();
     let (from, end) = (t0 + 20 * MINUTE, t0 + 180 * MINUTE);
     let mut world = World::new(&scenario, t0, 190 * MINUTE);
-    let mut detector = pager(Strategy::Ferret, params.clone(), Book::new());
+    let mut detector = pager(Strategy::Ferret, params.clone(), Book::new(), &[]);
     let (mut now, mut head_reads) = (t0, Vec::new());
     while now < end {
         while detector.poll_event().is_some() {}
@@ -1900,7 +1900,7 @@ fn ferret_never_wakes_for_a_read_it_will_not_make() {
     let end = t0 + 90 * MINUTE;
     let mut world = World::new(&scenario, t0, 100 * MINUTE);
     let timeout = params.read_timeout;
-    let mut detector = pager(Strategy::Ferret, params, Book::new());
+    let mut detector = pager(Strategy::Ferret, params, Book::new(), &[]);
     let (mut now, mut reads, mut spins) = (t0, 0, 0);
     while now < end {
         while detector.poll_event().is_some() {}

@@ -380,3 +380,67 @@ fn a_listing_that_asks_for_an_hour_waits_half_the_grace() {
     );
     assert_eq!(asked, 3600);
 }
+
+/// A restarted daemon counts the reads it made before against its budget: with the store
+/// holding an hour's worth (60 reads, a budget of 3,600 an hour over the listing's 60-second
+/// hour), it reads nothing until the oldest of them is an hour old, then reads on. Before,
+/// a restarted detector read at once, its buckets full, on top of them.
+#[test]
+fn a_restarted_daemon_counts_the_reads_before_against_its_budget() {
+    use std::time::Instant;
+
+    use crate::support::http::{Response, TestServer};
+    use ferret_actors::storage::Store;
+
+    let page = two_on_air();
+    let server = TestServer::start(move |_, _| Response::ok("application/rss+xml", page.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let config = format!(
+        r#"
+[[listings]]
+name = "sim"
+url = "{url}"
+frame_secs = 30
+budget_per_hour = 3600
+events_file = "{events}"
+"#,
+        url = server.url("/recent/rss?p={page}"),
+        events = events.display(),
+    );
+    let mut daemon = Daemon::start_with(false, "", "", &config);
+    eventually_blocking(Duration::from_secs(10), "both broadcasts On Air", || {
+        (json_lines(&events).len() >= 2).then_some(())
+    });
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+
+    // The listing's hour (two frames) filled: 60 reads, the oldest 56 s ago (the wall clock
+    // and the monotonic one read together), so that the next may start in 4 s.
+    let (hour_ms, allowed) = (60_000, 60);
+    let (now_ms, now) = (now_ms(), Instant::now());
+    {
+        let mut store = Store::open(&daemon.store_path()).unwrap();
+        for i in 0..allowed {
+            let at = now_ms - 56_000 + i;
+            store.record_listing_read("sim", at, 0).unwrap();
+        }
+        let reads = store.load_listing("sim").unwrap().reads;
+        assert!(
+            reads.len() > allowed as usize,
+            "the first run's reads were recorded"
+        );
+    }
+    let free = now + Duration::from_millis((hour_ms - 56_000) as u64);
+    let before = server.requests().len();
+    let daemon = Daemon::restart(daemon);
+    let first = eventually_blocking(Duration::from_secs(20), "a read after the restart", || {
+        server.requests().get(before).map(|request| request.at)
+    });
+    assert!(
+        first >= free,
+        "read {:?} before the hour's budget allowed",
+        free - first
+    );
+    drop(daemon);
+}

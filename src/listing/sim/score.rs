@@ -153,7 +153,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
     let ran_on = scenario.frame() / 2;
     let end = until + ran_on;
     let mut world = World::new(scenario, t0, span + ran_on + 10 * MINUTE);
-    let mut detector = pager(strategy, params.clone(), Book::new());
+    let mut detector = pager(strategy, params.clone(), Book::new(), &[]);
     let mut now = t0;
     let mut reads = Vec::new();
     let mut events = Vec::new();
