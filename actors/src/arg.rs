@@ -33,6 +33,11 @@ pub(crate) fn hours(text: &str) -> Result<f64, String> {
     positive_up_to(text, 24.0 * 14.0)
 }
 
+/// A duration in minutes: over 0, at most a day.
+pub(crate) fn minutes(text: &str) -> Result<f64, String> {
+    positive_up_to(text, 24.0 * 60.0)
+}
+
 /// A duration in seconds: over 0, at most a day.
 pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     positive_up_to(text, 86_400.0)

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use ferret::listing::sim::{self, LowerBound, Report, Scenario, Window};
+use ferret::listing::sim::{self, LowerBound, Report, Restarts, Scenario, Window};
 use ferret::listing::{Millis, Params, Strategy, HOUR, SECOND};
 
 /// Options of `ferret bench onair`.
@@ -43,6 +43,15 @@ pub struct OnAirBenchArgs {
     /// 110; 0 keeps the share at `--sweep-share`).
     #[arg(long, value_parser = crate::arg::seconds_or_off)]
     pub off_air_target_secs: Option<f64>,
+    /// Restart every strategy's detector every this many minutes of the real listing's time,
+    /// from the book the store keeps and with the start times of its reads, as the daemon
+    /// resumes after a crash or a `kill -9` (at most a day).
+    #[arg(long, value_parser = crate::arg::minutes)]
+    pub restart_every_minutes: Option<f64>,
+    /// With `--restart-every-minutes`: seconds of the real listing's time each restart keeps
+    /// the detector down, without reads (default 0; at most a day).
+    #[arg(long, default_value_t = 0.0, value_parser = crate::arg::seconds_or_off, requires = "restart_every_minutes")]
+    pub downtime_secs: f64,
     /// Print the reports as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -96,13 +105,20 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
     }
     // The target in the real listing's time, as reports give every figure.
     let off_air_target_secs = (params.off_air_target * Millis::from(scale)) as f64 / SECOND as f64;
+    let restarts = args.restart_every_minutes.map(|minutes| Restarts {
+        every: compressed(minutes * 60.0).max(1),
+        down: compressed(args.downtime_secs),
+        keep_reads: true,
+    });
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL
             .iter()
             .map(|&strategy| {
                 let (params, listing) = (&params, &listing);
                 let span = span / Millis::from(scale);
-                scope.spawn(move || sim::run(strategy, params, listing, span).scaled(scale))
+                scope.spawn(move || {
+                    sim::run_restarted(strategy, params, listing, span, restarts).scaled(scale)
+                })
             })
             .collect();
         handles
@@ -121,6 +137,8 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "time_scale": scale,
             "sweep_share": params.sweep_share,
             "off_air_target_secs": off_air_target_secs,
+            "restart_every_minutes": args.restart_every_minutes,
+            "downtime_secs": args.restart_every_minutes.map(|_| args.downtime_secs),
             "strategies": reports,
             "lower_bound": bound,
         });
@@ -148,6 +166,12 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             String::new()
         },
     );
+    if let Some(minutes) = args.restart_every_minutes {
+        println!(
+            "every detector restarted every {minutes} min from the store's book and reads, down {} s each time",
+            args.downtime_secs
+        );
+    }
     print_table(&reports, Some(&bound));
     Ok(())
 }

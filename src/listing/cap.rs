@@ -99,78 +99,35 @@ impl Pager for Capped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::sim::{self, Scenario, World};
+    use crate::listing::sim::{self, Restarts, Scenario};
     use crate::listing::{pager, Strategy, MINUTE, SECOND};
-
-    /// The most reads that started within any hour-long span, `(t − hour, t]`.
-    fn worst_hour(reads: &[Millis], hour: Millis) -> usize {
-        let mut oldest = 0;
-        let mut worst = 0;
-        for (i, &at) in reads.iter().enumerate() {
-            while reads[oldest] <= at - hour {
-                oldest += 1;
-            }
-            worst = worst.max(i + 1 - oldest);
-        }
-        worst
-    }
-
-    /// `peak2009` (seed 1) read for `span` by ferret, restarted every `every` from its book as
-    /// the store keeps it, given the times of its reads when `resume_reads`. Returns the read
-    /// times.
-    fn reads_with_restarts(span: Millis, every: Millis, resume_reads: bool) -> Vec<Millis> {
-        let scenario = Scenario::built_in("peak2009").unwrap();
-        let params = Params::default();
-        let t0 = scenario.virtual_t0();
-        let mut world = World::new(&scenario, t0, span + 10 * MINUTE);
-        let mut detector = pager(Strategy::Ferret, params.clone(), Book::new(), &[]);
-        let (mut now, mut restart_at) = (t0, t0 + every);
-        let mut reads = Vec::new();
-        while now < t0 + span {
-            while detector.poll_event().is_some() {}
-            if now >= restart_at {
-                restart_at += every;
-                let book = detector.book();
-                let book = Book::restore(
-                    book.entries().cloned().collect::<Vec<_>>(),
-                    book.gone()
-                        .map(|(id, at)| (id.clone(), at))
-                        .collect::<Vec<_>>(),
-                );
-                let before = if resume_reads { &reads[..] } else { &[] };
-                detector = pager(Strategy::Ferret, params.clone(), book, before);
-            }
-            if let Some(page) = detector.poll_read(now) {
-                reads.push(now);
-                let (outcome, done) = world.read(page, now, params.read_timeout);
-                now = done;
-                detector.handle_read(now, outcome);
-                continue;
-            }
-            now = (detector.poll_timeout().unwrap_or(now + MINUTE)).max(now + 1);
-            world.advance(now);
-        }
-        reads
-    }
 
     /// A detector restarted every two minutes (a crash loop with a supervisor's backoff)
     /// reads no more than the budget in any hour when it is given the reads it made before;
     /// started fresh each time, the buckets' tokens came on top of them.
     #[test]
     fn restarts_keep_the_budget_when_given_the_reads_before() {
-        let hour = Params::default().listing_hour();
-        let fresh = reads_with_restarts(90 * MINUTE, 2 * MINUTE, false);
-        assert!(
-            worst_hour(&fresh, hour) > 950,
-            "{}",
-            worst_hour(&fresh, hour)
-        );
-        let resumed = reads_with_restarts(90 * MINUTE, 2 * MINUTE, true);
-        assert!(
-            worst_hour(&resumed, hour) <= 900,
-            "{}",
-            worst_hour(&resumed, hour)
-        );
+        let worst_hour = |keep_reads| {
+            let restarts = Restarts {
+                every: 2 * MINUTE,
+                down: 0,
+                keep_reads,
+            };
+            let scenario = Scenario::built_in("peak2009").unwrap();
+            let params = Params::default();
+            sim::run_restarted(
+                Strategy::Ferret,
+                &params,
+                &scenario,
+                2 * HOUR,
+                Some(restarts),
+            )
+            .reads_worst_hour
+        };
+        let fresh = worst_hour(false);
+        assert!(fresh > 950.0, "{fresh}");
+        let resumed = worst_hour(true);
+        assert!(resumed <= 900.0, "{resumed}");
     }
 
     /// No hour of the listing's clock holds more reads than the budget, however the tokens

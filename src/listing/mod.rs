@@ -357,7 +357,13 @@ pub fn pager(strategy: Strategy, params: Params, book: Book, reads: &[Millis]) -
     let strategy: Box<dyn Pager> = match strategy {
         Strategy::Naive => Box::new(naive::NaivePager::new(params.clone(), book)),
         Strategy::Seed => Box::new(seed::SeedPager::new(params.clone(), book)),
-        Strategy::Ferret => Box::new(ferret::FerretPager::new(params.clone(), book)),
+        Strategy::Ferret => {
+            let ferret = ferret::FerretPager::new(params.clone(), book);
+            match reads.iter().max() {
+                Some(&last_read) => Box::new(ferret.resume(last_read)),
+                None => Box::new(ferret),
+            }
+        }
     };
     Box::new(cap::Capped::new(strategy, &params, reads))
 }

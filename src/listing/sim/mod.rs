@@ -24,7 +24,7 @@ use rand::{Rng, SeedableRng};
 pub use files::{read_events, read_truth, truth_until};
 pub use oracle::{lower_bound, LowerBound};
 pub use scenario::{Ends, GapBand, PastEnd, Reads, Scenario, Starts, BUILT_IN};
-pub use score::{run, score, Report, Reported, Truth, Window};
+pub use score::{run, run_restarted, score, Report, Reported, Restarts, Truth, Window};
 
 use super::{Listed, Millis, PageView, ReadOutcome, HOUR, MINUTE, SECOND};
 

@@ -146,8 +146,33 @@ pub struct Window {
     pub tolerance: Millis,
 }
 
+/// Restarts of the detector during a run, as the daemon resumes after a crash or a `kill -9`:
+/// a new detector from the book the store kept (every event is recorded before it is
+/// reported), after `down` of the listing's clock without reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restarts {
+    /// Time between two restarts.
+    pub every: Millis,
+    /// How long the detector is down at each.
+    pub down: Millis,
+    /// The restarted detector is given the start times of the reads before, as the daemon's
+    /// store keeps them (without them, the budget's hour starts afresh at each restart).
+    pub keep_reads: bool,
+}
+
 /// Runs `strategy` for `span` of virtual time on a world from `scenario` and scores it.
 pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Millis) -> Report {
+    run_restarted(strategy, params, scenario, span, None)
+}
+
+/// [`run`], the detector restarted as `restarts` says.
+pub fn run_restarted(
+    strategy: Strategy,
+    params: &Params,
+    scenario: &Scenario,
+    span: Millis,
+    restarts: Option<Restarts>,
+) -> Report {
     let t0 = scenario.virtual_t0();
     let until = t0 + span;
     let ran_on = scenario.frame() / 2;
@@ -158,6 +183,7 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
     let mut reads = Vec::new();
     let mut events = Vec::new();
     let mut answered = ReadTime::default();
+    let mut restart_at = restarts.map_or(Millis::MAX, |r| t0 + r.every.max(1));
     loop {
         while let Some(event) = detector.poll_event() {
             events.push(Reported {
@@ -168,6 +194,22 @@ pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Milli
         }
         if now >= end {
             break;
+        }
+        if let Some(restart) = restarts.filter(|_| now >= restart_at) {
+            restart_at += restart.every.max(1);
+            let book = detector.book();
+            let book = Book::restore(
+                book.entries().cloned().collect::<Vec<_>>(),
+                book.gone()
+                    .map(|(id, at)| (id.clone(), at))
+                    .collect::<Vec<_>>(),
+            );
+            let before = if restart.keep_reads { &reads[..] } else { &[] };
+            detector = pager(strategy, params.clone(), book, before);
+            answered = ReadTime::default();
+            now = (now + restart.down).min(end);
+            world.advance(now);
+            continue;
         }
         if let Some(page) = detector.poll_read(now) {
             // As the daemon does: a slow listing's reads are given longer.
