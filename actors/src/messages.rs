@@ -170,8 +170,10 @@ pub struct RecordDetections {
     pub forget_before: i64,
 }
 
-/// Records that a read of a listing started, so that a restarted detector counts it against
-/// its budget. Sent by the OnAirDetector as each read starts; the reply is the store's outcome.
+/// Records a listing's read: when it started, so that a restarted detector counts it against
+/// its budget, and the broadcasts its page showed, proven on air since then, so that a
+/// restarted detector knows which of them passed a frame boundary on air. Sent by the
+/// OnAirDetector as each read is answered; the reply is the store's outcome.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), StoreError>")]
 pub struct RecordListingRead {
@@ -179,6 +181,8 @@ pub struct RecordListingRead {
     pub listing: String,
     /// When the read started (Unix ms).
     pub at_ms: i64,
+    /// The ids the page listed (none for a failed read).
+    pub seen: Vec<std::sync::Arc<str>>,
     /// Reads that started before this time (Unix ms) are forgotten: they no longer count.
     pub forget_before: i64,
 }
@@ -503,6 +507,8 @@ pub struct ListingEmitted {
 pub struct ListingPageRead {
     /// The listing's name.
     pub listing: String,
+    /// When the read started (Unix ms).
+    pub started_at: ferret::listing::Millis,
     /// The page, or the failure.
     pub outcome: ferret::listing::ReadOutcome,
     /// How long the listing took to answer, milliseconds; `None` when it did not answer

@@ -19,11 +19,13 @@
 //! the end of the events file does not already hold it. The next read waits until the events
 //! of the last one are out ([`ListingEmitted`]), so the file keeps detection order.
 //!
-//! **The budget across restarts.** Each read's start goes to the store as it starts
-//! ([`RecordListingRead`]; an hour of the listing's clock of them is kept), and a detector
-//! resumed from the store counts them: a restarted detector's buckets start full, and without
-//! them every restart added their tokens to the hour (a crash loop read nearly twice the
-//! budget).
+//! **Resuming where it was.** Each read goes to the store as it is answered
+//! ([`RecordListingRead`]): when it started (an hour of the listing's clock of them is kept),
+//! and the broadcasts its page showed. A detector resumed from the store counts the reads
+//! against its budget (a restarted detector's buckets start full, and without them every
+//! restart added their tokens to the hour: a crash loop read nearly twice the budget), and
+//! knows when each broadcast was last proven on air (else every broadcast extended past a
+//! frame boundary was due again at once, and their reads held the head back).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -284,14 +286,6 @@ impl Handle<ListingTick> for OnAirDetector {
             return;
         };
         watch.busy = true;
-        let read = cx.envelope(RecordListingRead {
-            listing: msg.listing.clone(),
-            at_ms: now,
-            forget_before: now - watch.source.params.listing_hour(),
-        });
-        if let Err(err) = self.wiring.reads.do_send(read) {
-            warn!(error = %err, "Could not record a listing read's start.");
-        }
         let url = watch.source.page_url(page);
         let total_element = watch.source.total_element.clone();
         let timeout = watch.answered.timeout(watch.source.params.read_timeout);
@@ -330,6 +324,7 @@ impl Handle<ListingTick> for OnAirDetector {
                 parent,
                 ListingPageRead {
                     listing,
+                    started_at: now,
                     outcome,
                     answered_in,
                     throttled,
@@ -368,6 +363,19 @@ impl Handle<ListingPageRead> for OnAirDetector {
         let Some(detector) = watch.pager.as_mut() else {
             return;
         };
+        let seen = match &msg.outcome {
+            ReadOutcome::Page(view) => view.items.iter().map(|item| item.id.clone()).collect(),
+            _ => Vec::new(),
+        };
+        let read = cx.envelope(RecordListingRead {
+            listing: msg.listing.clone(),
+            at_ms: msg.started_at,
+            seen,
+            forget_before: now - watch.source.params.listing_hour(),
+        });
+        if let Err(err) = self.wiring.reads.do_send(read) {
+            warn!(error = %err, "Could not record a listing read.");
+        }
         detector.handle_read(now, msg.outcome);
         let share = detector.sweep_share();
         self.wiring.board.set_sweep_share(&msg.listing, share);

@@ -218,7 +218,7 @@ const MIGRATIONS: &[M<'static>] = &[
 /// What the store keeps of one listing: enough to resume its detector after any stop.
 #[derive(Debug, Clone, Default)]
 pub struct ListingState {
-    /// The broadcasts believed on air.
+    /// The broadcasts believed on air, each with the start of the latest read that showed it.
     pub on_air: Vec<BookEntry>,
     /// The ids reported Off Air, with the time of the report.
     pub gone: Vec<(Arc<str>, i64)>,
@@ -388,12 +388,14 @@ impl Store {
         Ok(state)
     }
 
-    /// Records that a read of `listing` started at `at` (Unix ms); reads that started before
+    /// Records that a read of `listing` started at `at` (Unix ms) and showed the broadcasts
+    /// `seen` (those on air are proven so since `at`); reads that started before
     /// `forget_before` are deleted.
     pub fn record_listing_read(
         &mut self,
         listing: &str,
         at: i64,
+        seen: &[Arc<str>],
         forget_before: i64,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
@@ -401,6 +403,13 @@ impl Store {
             "INSERT INTO listing_reads (listing, at_ms) VALUES (?1, ?2)",
             params![listing, at],
         )?;
+        let mut sighting = tx.prepare_cached(
+            "UPDATE listing_onair SET seen_ms = max(seen_ms, ?3) WHERE listing = ?1 AND id = ?2",
+        )?;
+        for id in seen {
+            sighting.execute(params![listing, &**id, at])?;
+        }
+        drop(sighting);
         tx.execute(
             "DELETE FROM listing_reads WHERE listing = ?1 AND at_ms < ?2",
             params![listing, forget_before],

@@ -114,24 +114,32 @@ fn listing_state_survives_a_reopen() {
 }
 
 /// A listing's reads come back in the order they started, each listing's apart, and those
-/// before the cut-off are forgotten as later ones are recorded.
+/// before the cut-off are forgotten as later ones are recorded; a broadcast on air is known
+/// as last seen by a read (an id the book does not hold changes nothing).
 #[test]
 fn listing_reads_survive_a_reopen_within_their_hour() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ferret.db");
     {
         let mut store = Store::open(&path).unwrap();
+        store
+            .record_detections("sim", &[detection(EventKind::OnAir, "lv1", 500, 900)], 0)
+            .unwrap();
         for at in [1_000, 3_000, 2_000] {
-            store.record_listing_read("sim", at, 0).unwrap();
+            let seen = ["lv1".into(), "lv2".into()];
+            store.record_listing_read("sim", at, &seen, 0).unwrap();
         }
-        store.record_listing_read("other", 2_500, 0).unwrap();
+        store.record_listing_read("other", 2_500, &[], 0).unwrap();
     }
     let mut store = Store::open(&path).unwrap();
+    let state = store.load_listing("sim").unwrap();
+    assert_eq!(state.reads, [1_000, 2_000, 3_000]);
+    assert_eq!(state.on_air.len(), 1);
     assert_eq!(
-        store.load_listing("sim").unwrap().reads,
-        [1_000, 2_000, 3_000]
+        (&*state.on_air[0].item.id, state.on_air[0].seen_at),
+        ("lv1", 3_000)
     );
-    store.record_listing_read("sim", 4_000, 2_000).unwrap();
+    store.record_listing_read("sim", 4_000, &[], 2_000).unwrap();
     assert_eq!(
         store.load_listing("sim").unwrap().reads,
         [2_000, 3_000, 4_000]

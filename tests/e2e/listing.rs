@@ -423,7 +423,7 @@ events_file = "{events}"
         let mut store = Store::open(&daemon.store_path()).unwrap();
         for i in 0..allowed {
             let at = now_ms - 56_000 + i;
-            store.record_listing_read("sim", at, 0).unwrap();
+            store.record_listing_read("sim", at, &[], 0).unwrap();
         }
         let reads = store.load_listing("sim").unwrap().reads;
         assert!(

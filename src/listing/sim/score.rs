@@ -197,6 +197,8 @@ pub fn run_restarted(
         }
         if let Some(restart) = restarts.filter(|_| now >= restart_at) {
             restart_at += restart.every.max(1);
+            // As the store keeps it: each broadcast with the start of the latest read that
+            // showed it.
             let book = detector.book();
             let book = Book::restore(
                 book.entries().cloned().collect::<Vec<_>>(),
