@@ -71,7 +71,7 @@ pub struct Wiring {
     pub record: Route<RecordDetections>,
     /// PageDb, for emitted events.
     pub mark: Route<MarkEmitted>,
-    /// PageDb, for the reads' starts.
+    /// PageDb, for each read: its start and the broadcasts its page showed.
     pub reads: Route<RecordListingRead>,
     /// The pool's own route, for ticks.
     pub tick: Route<ListingTick>,
