@@ -401,7 +401,8 @@ impl FerretPager {
     /// pages and one more, there is no first reading: the head finds most of them and a
     /// round the rest. Otherwise it reads down to the keys reserved a tolerance before the
     /// last read (older broadcasts that started since are beyond the tolerance; those that
-    /// ended are due at their boundaries).
+    /// ended are due at their boundaries). A book that does not reach half a frame back was
+    /// never filled, and is read whole.
     ///
     /// Any first reading holds the rounds back while it lasts (the sweep's share pays for
     /// it), and the whole list took most of ten minutes: restarted every twenty minutes,
@@ -413,6 +414,13 @@ impl FerretPager {
         let Some(last_read) = self.resumed_after else {
             return;
         };
+        // A list reaches back about a frame (further with extensions). A book that does not
+        // reach half a frame back from the last read was never filled: the detector stopped
+        // early in its first reading. It reads the whole list.
+        let oldest = self.book.entries().next().map(|entry| entry.item.key);
+        if oldest.is_none_or(|key| key > last_read - self.params.frame / 2) {
+            return;
+        }
         let tolerance = self.params.tolerance.max(1);
         let since = last_read - tolerance - KEY_RESOLUTION;
         let recent = self.book.between(since, Millis::MAX).count() as i64;
@@ -1923,7 +1931,8 @@ mod tests {
     /// A new detector reads the whole list first. Resumed from the store a moment after its
     /// last read, it reads none of it again (the head finds what started since). Resumed ten
     /// minutes after, it reads down to the keys reserved a tolerance before its last read:
-    /// older broadcasts that started since are beyond the tolerance.
+    /// older broadcasts that started since are beyond the tolerance. Resumed with a book its
+    /// first reading never finished, it reads the whole list.
     #[test]
     fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
         let t0: Millis = 1_000 * 60 * MINUTE;
@@ -1947,7 +1956,16 @@ mod tests {
         // Keys a tolerance and a second before the last read, 15 min 1 s before `t0`: the
         // 451st broadcast from the top, on page 26.
         let last_read = t0 - 10 * MINUTE;
-        let later = FerretPager::new(params, book()).resume(last_read);
+        let later = FerretPager::new(params.clone(), book()).resume(last_read);
         assert_eq!(first_reading_pages(later, t0), (2..=26).collect::<Vec<_>>());
+
+        // Stopped during its first reading: the book holds the first ten pages, the newest
+        // six minutes of keys, and is read whole.
+        let part = Book::restore(book().entries().rev().take(180).cloned(), []);
+        let stopped = FerretPager::new(params, part).resume(t0 - 2 * SECOND);
+        assert_eq!(
+            first_reading_pages(stopped, t0),
+            (2..=50).collect::<Vec<_>>()
+        );
     }
 }
