@@ -15,9 +15,9 @@ mod discovery;
 /// Owns the SQLite store; every other role writes through messages to it.
 ///
 /// Today it keeps the daemon's own records (runs and restarts) and the live listings' on-air
-/// buffers, event journals and latest reads, the news items filed into stories, and for discovery the
-/// pages and links, feedback, hittage, fingerprints and representatives (handlers in
-/// `page_db/discovery.rs`).
+/// buffers, event journals and latest reads, the news items filed into stories, and for
+/// discovery the pages and links, feedback, hittage, fingerprints and representatives
+/// (handlers in `page_db/discovery.rs`).
 pub struct PageDb {
     store: Store,
 }

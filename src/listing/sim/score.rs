@@ -201,10 +201,8 @@ pub fn run_restarted(
             // showed it.
             let book = detector.book();
             let book = Book::restore(
-                book.entries().cloned().collect::<Vec<_>>(),
-                book.gone()
-                    .map(|(id, at)| (id.clone(), at))
-                    .collect::<Vec<_>>(),
+                book.entries().cloned(),
+                book.gone().map(|(id, at)| (id.clone(), at)),
             );
             let before = if restart.keep_reads { &reads[..] } else { &[] };
             detector = pager(strategy, params.clone(), book, before);
