@@ -171,9 +171,10 @@ pub struct RecordDetections {
 }
 
 /// Records a listing's read: when it started, so that a restarted detector counts it against
-/// its budget, and the broadcasts its page showed, proven on air since then, so that a
-/// restarted detector knows which of them passed a frame boundary on air. Sent by the
-/// OnAirDetector as each read is answered; the reply is the store's outcome.
+/// its budget; the broadcasts its page showed, proven on air since then, so that a restarted
+/// detector knows which of them passed a frame boundary on air; and what the detector had
+/// learnt beyond its book once it took the read. Sent by the OnAirDetector as each read is
+/// answered; the reply is the store's outcome.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), StoreError>")]
 pub struct RecordListingRead {
@@ -183,6 +184,9 @@ pub struct RecordListingRead {
     pub at_ms: i64,
     /// The ids the page listed (none for a failed read).
     pub seen: Vec<std::sync::Arc<str>>,
+    /// What the detector has learnt beyond its book ([`ferret::listing::Pager::memory`]);
+    /// `None` forgets what was kept.
+    pub memory: Option<ferret::listing::Memory>,
     /// Reads that started before this time (Unix ms) are forgotten: they no longer count.
     pub forget_before: i64,
 }

@@ -259,6 +259,7 @@ impl Handle<ListingLoaded> for OnAirDetector {
             watch.source.params.clone(),
             book,
             &state.reads,
+            state.memory,
         ));
         watch.busy = false;
         self.schedule(&msg.listing, unix_millis(), cx);
@@ -367,16 +368,17 @@ impl Handle<ListingPageRead> for OnAirDetector {
             ReadOutcome::Page(view) => view.items.iter().map(|item| item.id.clone()).collect(),
             _ => Vec::new(),
         };
+        detector.handle_read(now, msg.outcome);
         let read = cx.envelope(RecordListingRead {
             listing: msg.listing.clone(),
             at_ms: msg.started_at,
             seen,
+            memory: detector.memory(),
             forget_before: now - watch.source.params.listing_hour(),
         });
         if let Err(err) = self.wiring.reads.do_send(read) {
             warn!(error = %err, "Could not record a listing read.");
         }
-        detector.handle_read(now, msg.outcome);
         let share = detector.sweep_share();
         self.wiring.board.set_sweep_share(&msg.listing, share);
         if let Some(share) = share {

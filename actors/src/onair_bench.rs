@@ -109,6 +109,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         every: compressed(minutes * 60.0).max(1),
         down: compressed(args.downtime_secs),
         keep_reads: true,
+        keep_memory: true,
     });
     let reports: Vec<Report> = std::thread::scope(|scope| {
         let handles: Vec<_> = Strategy::ALL

@@ -104,9 +104,13 @@ impl Handle<RecordListingRead> for PageDb {
     type Reply = Result<(), StoreError>;
 
     fn handle(&mut self, msg: RecordListingRead, cx: &mut Cx<'_, Self>) -> Self::Reply {
-        let result =
-            self.store
-                .record_listing_read(&msg.listing, msg.at_ms, &msg.seen, msg.forget_before);
+        let result = self.store.record_listing_read(
+            &msg.listing,
+            msg.at_ms,
+            &msg.seen,
+            msg.memory,
+            msg.forget_before,
+        );
         if let Err(err) = &result {
             cx.record_error(err);
         }

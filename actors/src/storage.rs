@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use ferret::listing::{BookEntry, Event, EventKind, Listed};
+use ferret::listing::{BookEntry, Event, EventKind, Listed, Memory};
 use ferret::stories::{NewsItem, Placement};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
 mod discovery;
@@ -213,6 +213,17 @@ const MIGRATIONS: &[M<'static>] = &[
         );
         CREATE INDEX listing_reads_by_time ON listing_reads (listing, at_ms);",
     ),
+    // 11: what a listing's detector had learnt beyond its book as of its latest read
+    // (ferret's sweep: its latest round, share and saved tokens), so that a restarted
+    // detector goes on where it stopped.
+    M::up(
+        "CREATE TABLE listing_memory (
+            listing         TEXT    PRIMARY KEY,
+            round_at_ms     INTEGER,
+            sweep_share     REAL    NOT NULL,
+            sweep_empty_ms  INTEGER
+        );",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -226,6 +237,8 @@ pub struct ListingState {
     pub pending: Vec<(i64, String)>,
     /// When the latest reads started (Unix ms, oldest first): the budget counts them.
     pub reads: Vec<i64>,
+    /// What the detector had learnt beyond its book as of its latest read.
+    pub memory: Option<Memory>,
 }
 
 /// One detection to record: the event and its JSON line.
@@ -385,17 +398,34 @@ impl Store {
         for row in reads.query_map([listing], |row| row.get(0))? {
             state.reads.push(row?);
         }
+        state.memory = self
+            .conn
+            .query_row(
+                "SELECT round_at_ms, sweep_share, sweep_empty_ms FROM listing_memory
+                WHERE listing = ?1",
+                [listing],
+                |row| {
+                    Ok(Memory {
+                        round_at: row.get(0)?,
+                        sweep_share: row.get(1)?,
+                        sweep_empty_at: row.get(2)?,
+                    })
+                },
+            )
+            .optional()?;
         Ok(state)
     }
 
     /// Records that a read of `listing` started at `at` (Unix ms) and showed the broadcasts
-    /// `seen` (those on air are proven so since `at`); reads that started before
-    /// `forget_before` are deleted.
+    /// `seen` (those on air are proven so since `at`), and what the detector had learnt
+    /// beyond its book once it took the read (`None` forgets what was kept); reads that
+    /// started before `forget_before` are deleted.
     pub fn record_listing_read(
         &mut self,
         listing: &str,
         at: i64,
         seen: &[Arc<str>],
+        memory: Option<Memory>,
         forget_before: i64,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
@@ -403,6 +433,19 @@ impl Store {
             "INSERT INTO listing_reads (listing, at_ms) VALUES (?1, ?2)",
             params![listing, at],
         )?;
+        match memory {
+            Some(memory) => tx.execute(
+                "INSERT OR REPLACE INTO listing_memory
+                (listing, round_at_ms, sweep_share, sweep_empty_ms) VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    listing,
+                    memory.round_at,
+                    memory.sweep_share,
+                    memory.sweep_empty_at
+                ],
+            )?,
+            None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,
+        };
         let mut sighting = tx.prepare_cached(
             "UPDATE listing_onair SET seen_ms = max(seen_ms, ?3) WHERE listing = ?1 AND id = ?2",
         )?;

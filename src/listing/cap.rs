@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Book, Event, Millis, Pager, Params, ReadOutcome, HOUR};
+use super::{Book, Event, Memory, Millis, Pager, Params, ReadOutcome, HOUR};
 
 /// A strategy whose reads never put more than the budget's reads in an hour of the listing's
 /// clock ([`Params::listing_hour`]).
@@ -94,6 +94,10 @@ impl Pager for Capped {
     fn sweep_share(&self) -> Option<f64> {
         self.inner.sweep_share()
     }
+
+    fn memory(&self) -> Option<Memory> {
+        self.inner.memory()
+    }
 }
 
 #[cfg(test)]
@@ -112,6 +116,7 @@ mod tests {
                 every: 2 * MINUTE,
                 down: 0,
                 keep_reads,
+                keep_memory: true,
             };
             let scenario = Scenario::built_in("peak2009").unwrap();
             let params = Params::default();
@@ -157,7 +162,7 @@ mod tests {
         let params = Params::default();
         let now = 1_000 * HOUR;
         let before: Vec<Millis> = (0..900).map(|i| now - HOUR + SECOND + 4 * i).collect();
-        let mut detector = pager(Strategy::Ferret, params.clone(), Book::new(), &before);
+        let mut detector = pager(Strategy::Ferret, params.clone(), Book::new(), &before, None);
         assert_eq!(detector.poll_read(now), None);
         let free = now + SECOND;
         assert_eq!(detector.poll_timeout(), Some(free));
@@ -165,7 +170,7 @@ mod tests {
         assert_eq!(detector.poll_read(free), Some(1));
 
         let ahead: Vec<Millis> = before.iter().map(|at| at + HOUR).collect();
-        let mut detector = pager(Strategy::Ferret, params, Book::new(), &ahead);
+        let mut detector = pager(Strategy::Ferret, params, Book::new(), &ahead, None);
         assert_eq!(detector.poll_read(now), Some(1));
     }
 }

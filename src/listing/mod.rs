@@ -347,20 +347,51 @@ pub trait Pager: Send {
     fn sweep_share(&self) -> Option<f64> {
         None
     }
+    /// What the detector has learnt of its listing beyond its book, for the store to keep
+    /// with it (ferret's sweep; the other strategies learn nothing a restart would lose).
+    fn memory(&self) -> Option<Memory> {
+        None
+    }
+}
+
+/// What a ferret detector has learnt of its listing beyond its book, kept in the store so
+/// that a restarted detector goes on where it stopped: where its sweep's rounds stood and what
+/// the sweep had saved up. Restarted without it, the sweep started with nothing saved and no
+/// round behind it: its first round came about five minutes after the restart, and reached
+/// back no further than 2½ tolerances from then, so a deep insertion that started in the
+/// minutes before the restart, below where the round under way had got to, was never seen
+/// (the listings log, "What the sweep remembers").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Memory {
+    /// When the latest round of the sweep that covered its whole region started (a round
+    /// still under way has covered nothing yet).
+    pub round_at: Option<Millis>,
+    /// The sweep's share of the budget, as the detector's lateness steered it.
+    pub sweep_share: f64,
+    /// When the sweep's bucket was empty, had no read been taken since: its tokens count from
+    /// there. `None`: full.
+    pub sweep_empty_at: Option<Millis>,
 }
 
 /// Builds a detector of the given strategy, starting from `book` (empty, or restored from the
 /// store), held to its budget over every hour of the listing's clock ([`Params::listing_hour`])
 /// counting `reads`: when the reads of the hour before started (from the store after a
-/// restart; none for a new listing).
-pub fn pager(strategy: Strategy, params: Params, book: Book, reads: &[Millis]) -> Box<dyn Pager> {
+/// restart; none for a new listing). A ferret detector resumed with the `memory` it had
+/// ([`Pager::memory`]) goes on with it.
+pub fn pager(
+    strategy: Strategy,
+    params: Params,
+    book: Book,
+    reads: &[Millis],
+    memory: Option<Memory>,
+) -> Box<dyn Pager> {
     let strategy: Box<dyn Pager> = match strategy {
         Strategy::Naive => Box::new(naive::NaivePager::new(params.clone(), book)),
         Strategy::Seed => Box::new(seed::SeedPager::new(params.clone(), book)),
         Strategy::Ferret => {
             let ferret = ferret::FerretPager::new(params.clone(), book);
             match reads.iter().max() {
-                Some(&last_read) => Box::new(ferret.resume(last_read)),
+                Some(&last_read) => Box::new(ferret.resume(last_read, memory)),
                 None => Box::new(ferret),
             }
         }
@@ -418,6 +449,16 @@ impl Budget {
     /// Empties the bucket at `now` (it fills from there).
     pub(crate) fn drain(&mut self, now: Millis) {
         self.empty_at = Some(now);
+    }
+
+    /// When the bucket was empty, had no read been taken since (`None`: full, never drained).
+    pub(crate) fn empty_at(&self) -> Option<Millis> {
+        self.empty_at
+    }
+
+    /// The bucket as it was when [`Budget::empty_at`] said `empty_at`.
+    pub(crate) fn restore(&mut self, empty_at: Option<Millis>) {
+        self.empty_at = empty_at;
     }
 
     /// Records a read started at `now` paid from another bucket (for the minimum interval).

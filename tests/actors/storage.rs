@@ -1,4 +1,4 @@
-use ferret::listing::{Event, EventKind, Listed};
+use ferret::listing::{Event, EventKind, Listed, Memory};
 use ferret::stories::NewsItem;
 use ferret_actors::storage::{migrations, Detection, Store};
 
@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 10);
+        assert_eq!(store.schema_version().unwrap(), 11);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -127,9 +127,13 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
             .unwrap();
         for at in [1_000, 3_000, 2_000] {
             let seen = ["lv1".into(), "lv2".into()];
-            store.record_listing_read("sim", at, &seen, 0).unwrap();
+            store
+                .record_listing_read("sim", at, &seen, None, 0)
+                .unwrap();
         }
-        store.record_listing_read("other", 2_500, &[], 0).unwrap();
+        store
+            .record_listing_read("other", 2_500, &[], None, 0)
+            .unwrap();
     }
     let mut store = Store::open(&path).unwrap();
     let state = store.load_listing("sim").unwrap();
@@ -139,12 +143,54 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
         (&*state.on_air[0].item.id, state.on_air[0].seen_at),
         ("lv1", 3_000)
     );
-    store.record_listing_read("sim", 4_000, &[], 2_000).unwrap();
+    store
+        .record_listing_read("sim", 4_000, &[], None, 2_000)
+        .unwrap();
     assert_eq!(
         store.load_listing("sim").unwrap().reads,
         [2_000, 3_000, 4_000]
     );
     assert_eq!(store.load_listing("other").unwrap().reads, [2_500]);
+}
+
+/// What a listing's detector learnt beyond its book comes back after a reopen as the latest
+/// read left it, each listing's apart; a read without it (a strategy that keeps none)
+/// forgets it.
+#[test]
+fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferret.db");
+    let memory = |round_at, share| Memory {
+        round_at,
+        sweep_share: share,
+        sweep_empty_at: Some(1_500),
+    };
+    {
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.load_listing("sim").unwrap().memory, None);
+        let first = Some(memory(None, 0.25));
+        store
+            .record_listing_read("sim", 1_000, &[], first, 0)
+            .unwrap();
+        let second = Some(memory(Some(1_200), 0.3));
+        store
+            .record_listing_read("sim", 2_000, &[], second, 0)
+            .unwrap();
+        store
+            .record_listing_read("other", 2_000, &[], first, 0)
+            .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let state = store.load_listing("sim").unwrap();
+    assert_eq!(state.memory, Some(memory(Some(1_200), 0.3)));
+    store
+        .record_listing_read("other", 3_000, &[], None, 0)
+        .unwrap();
+    assert_eq!(store.load_listing("other").unwrap().memory, None);
+    assert_eq!(
+        store.load_listing("sim").unwrap().memory,
+        Some(memory(Some(1_200), 0.3))
+    );
 }
 
 /// News items come back from the store as they were recorded, the feed's language with

@@ -384,7 +384,9 @@ fn a_listing_that_asks_for_an_hour_waits_half_the_grace() {
 /// A restarted daemon counts the reads it made before against its budget: with the store
 /// holding an hour's worth (60 reads, a budget of 3,600 an hour over the listing's 60-second
 /// hour), it reads nothing until the oldest of them is an hour old, then reads on. Before,
-/// a restarted detector read at once, its buckets full, on top of them.
+/// a restarted detector read at once, its buckets full, on top of them. The store also holds
+/// what the detector learnt beyond its book, as of its latest read, and the restarted one
+/// resumes with it.
 #[test]
 fn a_restarted_daemon_counts_the_reads_before_against_its_budget() {
     use std::time::Instant;
@@ -421,9 +423,16 @@ events_file = "{events}"
     let (now_ms, now) = (now_ms(), Instant::now());
     {
         let mut store = Store::open(&daemon.store_path()).unwrap();
+        let memory = store.load_listing("sim").unwrap().memory;
+        assert!(
+            memory.is_some_and(|memory| memory.sweep_empty_at.is_some()),
+            "the detector's memory was recorded: {memory:?}"
+        );
         for i in 0..allowed {
             let at = now_ms - 56_000 + i;
-            store.record_listing_read("sim", at, &[], 0).unwrap();
+            store
+                .record_listing_read("sim", at, &[], memory, 0)
+                .unwrap();
         }
         let reads = store.load_listing("sim").unwrap().reads;
         assert!(

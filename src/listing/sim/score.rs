@@ -158,6 +158,9 @@ pub struct Restarts {
     /// The restarted detector is given the start times of the reads before, as the daemon's
     /// store keeps them (without them, the budget's hour starts afresh at each restart).
     pub keep_reads: bool,
+    /// The restarted detector is given what it had learnt beyond its book, as of its latest
+    /// answered read, as the daemon's store keeps it ([`crate::listing::Memory`]).
+    pub keep_memory: bool,
 }
 
 /// Runs `strategy` for `span` of virtual time on a world from `scenario` and scores it.
@@ -178,9 +181,10 @@ pub fn run_restarted(
     let ran_on = scenario.frame() / 2;
     let end = until + ran_on;
     let mut world = World::new(scenario, t0, span + ran_on + 10 * MINUTE);
-    let mut detector = pager(strategy, params.clone(), Book::new(), &[]);
+    let mut detector = pager(strategy, params.clone(), Book::new(), &[], None);
     let mut now = t0;
     let mut reads = Vec::new();
+    let mut memory = None;
     let mut events = Vec::new();
     let mut answered = ReadTime::default();
     let mut restart_at = restarts.map_or(Millis::MAX, |r| t0 + r.every.max(1));
@@ -205,7 +209,8 @@ pub fn run_restarted(
                 book.gone().map(|(id, at)| (id.clone(), at)),
             );
             let before = if restart.keep_reads { &reads[..] } else { &[] };
-            detector = pager(strategy, params.clone(), book, before);
+            let memory = memory.filter(|_| restart.keep_memory);
+            detector = pager(strategy, params.clone(), book, before, memory);
             answered = ReadTime::default();
             now = (now + restart.down).min(end);
             world.advance(now);
@@ -221,6 +226,7 @@ pub fn run_restarted(
             reads.push(now);
             now = done;
             detector.handle_read(now, outcome);
+            memory = detector.memory();
             continue;
         }
         let wake = detector
