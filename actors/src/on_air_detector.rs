@@ -21,11 +21,13 @@
 //!
 //! **Resuming where it was.** Each read goes to the store as it is answered
 //! ([`RecordListingRead`]): when it started (an hour of the listing's clock of them is kept),
-//! and the broadcasts its page showed. A detector resumed from the store counts the reads
-//! against its budget (a restarted detector's buckets start full, and without them every
-//! restart added their tokens to the hour: a crash loop read nearly twice the budget), and
-//! knows when each broadcast was last proven on air (else every broadcast extended past a
-//! frame boundary was due again at once, and their reads held the head back).
+//! the broadcasts its page showed, and the detector's memory once it took the read
+//! ([`ferret::listing::Memory`]). A detector resumed from the store counts the reads against
+//! its budget (a restarted detector's buckets start full, and without them every restart
+//! added their tokens to the hour: a crash loop read nearly twice the budget), knows when each
+//! broadcast was last proven on air (else every broadcast extended past a frame boundary was
+//! due again at once, and their reads held the head back), and goes on with its sweep where
+//! it stood (else deep insertions that started just before the restart were never seen).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

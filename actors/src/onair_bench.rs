@@ -44,8 +44,9 @@ pub struct OnAirBenchArgs {
     #[arg(long, value_parser = crate::arg::seconds_or_off)]
     pub off_air_target_secs: Option<f64>,
     /// Restart every strategy's detector every this many minutes of the real listing's time,
-    /// from the book the store keeps and with the start times of its reads, as the daemon
-    /// resumes after a crash or a `kill -9` (at most a day).
+    /// from the book the store keeps, with the start times of its reads and the sweep's
+    /// memory as of the latest, as the daemon resumes after a crash or a `kill -9` (at most a
+    /// day).
     #[arg(long, value_parser = crate::arg::minutes)]
     pub restart_every_minutes: Option<f64>,
     /// With `--restart-every-minutes`: seconds of the real listing's time each restart keeps
