@@ -2015,41 +2015,44 @@ mod tests {
 
     /// A detector resumed with its memory goes on with it: the latest round, the share (held
     /// within the bounds the config gives now) and the tokens saved up, which a new detector
-    /// drains. Times ahead of the clock at the first poll (the clock was set back) are
-    /// dropped, as if there were no memory.
+    /// drains. Its next round reaches back a tolerance before that round, and the 2½
+    /// tolerances that bound it count from the last read before the restart (down five
+    /// minutes here): the downtime is not lateness. Times ahead of the clock at the first
+    /// poll (the clock was set back) are dropped, as if there were no memory.
     #[test]
     fn a_resumed_detector_goes_on_with_its_memory() {
         let t0: Millis = 1_000 * 60 * MINUTE;
+        let last_read = t0 - 5 * MINUTE;
         let params = Params::default();
         let memory = Memory {
-            round_at: Some(t0 - 3 * MINUTE),
+            round_at: Some(last_read - 4 * MINUTE),
             sweep_share: 0.9,
             sweep_empty_at: Some(t0 - 10 * MINUTE),
         };
         let high = params.sweep_share + SHARE_RISE;
         let resumed = |memory| {
-            let mut pager = FerretPager::new(params.clone(), Book::new()).resume(t0, memory);
+            let mut pager = FerretPager::new(params.clone(), Book::new()).resume(last_read, memory);
             assert_eq!(pager.poll_read(t0), Some(1), "the head's first page");
-            pager.memory().unwrap()
+            (pager.memory().unwrap(), pager.recent_region_oldest(t0))
         };
-        assert_eq!(
-            resumed(Some(memory)),
-            Memory {
-                sweep_share: high,
-                ..memory
-            }
-        );
+        let (kept, oldest) = resumed(Some(memory));
+        let expected = Memory {
+            sweep_share: high,
+            ..memory
+        };
+        assert_eq!(kept, expected);
+        assert_eq!(oldest, t0 - 14 * MINUTE - KEY_RESOLUTION);
         let fresh = Memory {
             round_at: None,
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0),
         };
-        assert_eq!(resumed(None), fresh);
+        assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND));
         let ahead = Memory {
             round_at: Some(t0 + MINUTE),
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0 + MINUTE),
         };
-        assert_eq!(resumed(Some(ahead)), fresh);
+        assert_eq!(resumed(Some(ahead)).0, fresh);
     }
 }
