@@ -369,7 +369,8 @@ pub struct Memory {
     /// The sweep's share of the budget, as the detector's lateness steered it.
     pub sweep_share: f64,
     /// When the sweep's bucket was empty, had no read been taken since: its tokens count from
-    /// there. `None`: full.
+    /// there. `None` for a detector that has not read yet; resumed with it, the bucket is
+    /// drained at the first read, as a new detector's is.
     pub sweep_empty_at: Option<Millis>,
 }
 
