@@ -860,7 +860,7 @@ impl FerretPager {
     /// with its memory counts that from its last read before the restart while the round it
     /// reaches back from came before it: the time it was down left starts unseen, and does not
     /// count as lateness (restarted every 20 minutes, down 2 minutes each time, `peak2009`'s
-    /// seeds 1–64 missed 88 starts within the tolerance when it counted, 53 now).
+    /// seeds 1–64 missed 88 starts within the tolerance when it counted, 53 when it did not).
     ///
     /// The region follows how often rounds come, and rounds come as often as the budget pays
     /// for the region: about every 4½ minutes at the peak (the median on `peak2009`), against
