@@ -73,7 +73,8 @@ pub struct Wiring {
     pub record: Route<RecordDetections>,
     /// PageDb, for emitted events.
     pub mark: Route<MarkEmitted>,
-    /// PageDb, for each read: its start and the broadcasts its page showed.
+    /// PageDb, for each read: its start, the broadcasts its page showed and the detector's
+    /// memory.
     pub reads: Route<RecordListingRead>,
     /// The pool's own route, for ticks.
     pub tick: Route<ListingTick>,

@@ -170,7 +170,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
     );
     if let Some(minutes) = args.restart_every_minutes {
         println!(
-            "every detector restarted every {minutes} min from the store's book and reads, down {} s each time",
+            "every detector restarted every {minutes} min from the store's book, reads and memory, down {} s each time",
             args.downtime_secs
         );
     }
