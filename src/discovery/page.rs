@@ -108,6 +108,16 @@ pub fn parse_page(url: &Url, body: &[u8], content_type: Option<&str>) -> PageDoc
     }
 }
 
+/// The visible text of an HTML document or fragment, as [`PageDoc::text`] has it: character
+/// references decoded, no tags, nothing from script, style and the like, block elements
+/// separating words and inline ones not, whitespace collapsed. A `<` that opens no tag (`x <
+/// y`) is text, as in a browser.
+pub fn visible_text(html: &str) -> String {
+    let mut scan = Scan::new(true);
+    tokenize(html.as_bytes(), &mut scan);
+    into_string(scan.text)
+}
+
 /// The breadth-first fast path: the page's links (as [`PageDoc::links`] has them, without
 /// their text), from the raw bytes.
 pub fn extract_links(url: &Url, body: &[u8]) -> Vec<Url> {

@@ -9,6 +9,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 pub use super::lang::Lang;
 use super::lang::LANGS;
+use crate::discovery::page::visible_text;
 
 /// Turns text into terms. Holds the stemmers and a cache of stems; build one and reuse it.
 pub struct Analyzer {
@@ -342,25 +343,13 @@ impl Words {
     }
 }
 
-/// The text of HTML: tags removed (their places become spaces), entities decoded.
+/// The text of an item's HTML: what a browser shows of it ([`visible_text`]), text without
+/// markup as it is.
 pub fn strip_html(html: &str) -> String {
     if !html.contains('<') && !html.contains('&') {
         return html.to_string();
     }
-    let mut text = String::with_capacity(html.len());
-    let mut in_tag = false;
-    for c in html.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => {
-                in_tag = false;
-                text.push(' ');
-            }
-            _ if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
-    html_escape::decode_html_entities(&text).into_owned()
+    visible_text(html)
 }
 
 #[cfg(test)]
@@ -466,6 +455,27 @@ mod tests {
             analyzer.terms("\u{2018}Divergent\u{2019} premiere", Lang::English),
             ["diverg", "premier"]
         );
+    }
+
+    /// An item's text is what a browser would show of it: a `<` that opens no tag keeps the
+    /// words after it, scripts and styles are not words, inline tags do not split one, and
+    /// text without markup is left as it is.
+    #[test]
+    fn an_items_html_reads_as_its_visible_text() {
+        assert_eq!(
+            strip_html("S&amp;P 500 up as 3 < 4 and yields > 2%"),
+            "S&P 500 up as 3 < 4 and yields > 2%"
+        );
+        assert_eq!(
+            strip_html(
+                "<p>Apple&#8217;s <b>iPh</b>one</p><script>var track = 1;</script>\
+                 <style>p { color: red }</style><div>sales<br>rise</div><!-- 1 > 0 -->"
+            ),
+            "Apple\u{2019}s iPhone sales rise"
+        );
+        assert_eq!(strip_html("AT&T: 5 < 6\n"), "AT&T: 5 < 6");
+        let plain = "No markup here,\n  as typed.";
+        assert_eq!(strip_html(plain), plain);
     }
 
     #[test]

@@ -100,7 +100,7 @@ fn the_text_pipeline_folds_stems_and_drops_stop_words() {
         analyzer.terms("Центробанк сохранил ключевые ставки", Lang::Russian),
         ["центробанк", "сохран", "ключев", "ставк"]
     );
-    assert_eq!(strip_html("<p>Q&amp;A <b>now</b></p>").trim(), "Q&A  now");
+    assert_eq!(strip_html("<p>Q&amp;A <b>now</b></p>"), "Q&A now");
 }
 
 /// Same input, same clusters.
