@@ -1452,12 +1452,12 @@ fn sim_run_ferret_at_the_peak_without_a_total() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.total = false;
     scenario.seed = 2;
-    ferret_keeps_the_rules_at_the_peak(&scenario, 0);
+    ferret_keeps_the_rules_at_the_peak(&scenario);
 }
 
 /// Three hours of `scenario` with the ferret strategy, in real time and 20 times faster: no
-/// false Off Air, at most `slips` frame ends slipped, nothing twice, On Air p95 within 30 s.
-fn ferret_keeps_the_rules_at_the_peak(scenario: &Scenario, slips: usize) {
+/// false Off Air, no frame end slipped, nothing twice, On Air p95 within 30 s.
+fn ferret_keeps_the_rules_at_the_peak(scenario: &Scenario) {
     for scale in [1u32, 20] {
         let report = sim::run(
             Strategy::Ferret,
@@ -1467,7 +1467,7 @@ fn ferret_keeps_the_rules_at_the_peak(scenario: &Scenario, slips: usize) {
         )
         .scaled(scale);
         assert_eq!(report.false_off_air, 0, "×{scale}: {report:#?}");
-        assert!(report.slipped <= slips, "×{scale}: {report:#?}");
+        assert_eq!(report.slipped, 0, "×{scale}: {report:#?}");
         assert_eq!(report.on_air_duplicates, 0, "×{scale}: {report:#?}");
         assert!(report.on_air_p95 <= 30.0, "×{scale}: {report:#?}");
         assert!(report.frame_ends > 4_000, "×{scale}: {report:#?}");
@@ -1485,29 +1485,28 @@ fn sim_run_ferret_where_frames_end_on_the_second() {
     scenario.seed = 3;
     let world = World::new(&scenario, scenario.virtual_t0(), HOUR);
     assert!(world.broadcasts().iter().all(|b| b.reserved == b.key));
-    ferret_keeps_the_rules_at_the_peak(&scenario, 0);
+    ferret_keeps_the_rules_at_the_peak(&scenario);
 }
 
 /// A channel total a minute old (a cached count): it often contradicts the last page, and now
 /// and then equals the end of a full page where the list goes on. ferret proved the end by it:
-/// on this world, 23 false Off Air at scale 1, and at ×20 12 false and 68 slipped. Now a full
+/// on seed 2, 23 false Off Air at scale 1, and at ×20 12 false and 68 slipped. Now a full
 /// page is never the last, and while short pages contradict the total it is set aside and the
 /// end proven as without one.
 ///
-/// One ambiguity is left. While more broadcasts end than start, a count a minute old says
-/// the last page holds more than it shows, which is also what a page cut short looks like;
-/// proving the end there would report a cut-off extended broadcast gone (a listing that cuts
-/// every page short, `ferret_truncated_pages_give_no_false_off_air`, shows it), so the end
-/// waits for a read whose count agrees, and now and then the last broadcasts of the list wait
-/// past the grace. Over 128 worlds (`ferret bench onair` on this scenario, seeds 1–128), 2
-/// frame ends slipped at scale 1 and 2 at ×20 (7 and 13 before a trusted total ended the
-/// check of the end left from a stretch without one); none reported a false Off Air.
+/// Until stop 40 only a total that said less than a short page showed was set aside. While
+/// more broadcasts end than start, a total a minute old says more: the last page looked cut
+/// short, and its end waited for a read whose count agreed. On this world (seed 16) 14 frame
+/// ends slipped at ×20; over seeds 1–256 (`ferret bench onair` on this scenario), 5 slipped
+/// in real time and 16 at ×20. Such a total is set aside too now, and a listing that cuts its
+/// pages short still proves nothing by them (`ferret_truncated_pages_give_no_false_off_air`):
+/// a short page counts as read twice alike only with a full page above it read in between.
 #[test]
 fn sim_run_ferret_with_a_total_that_lags() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.total_lag_ms = 60_000.0;
-    scenario.seed = 2;
-    ferret_keeps_the_rules_at_the_peak(&scenario, 1);
+    scenario.seed = 16;
+    ferret_keeps_the_rules_at_the_peak(&scenario);
 }
 
 /// A listing without a total that answers a page past the end with its last page again (a
@@ -1522,7 +1521,7 @@ fn sim_run_ferret_when_pages_past_the_end_repeat_the_last() {
     scenario.reads.total = false;
     scenario.reads.past_end = PastEnd::LastPage;
     scenario.seed = 1;
-    ferret_keeps_the_rules_at_the_peak(&scenario, 0);
+    ferret_keeps_the_rules_at_the_peak(&scenario);
 
     // The world answers past the end with its last page, numbered as asked.
     let t0 = scenario.virtual_t0();
