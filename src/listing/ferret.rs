@@ -114,9 +114,9 @@ enum TotalTrust {
     /// A short page showed fewer items than it allows: it lags a shrinking list (a cached
     /// count), counts something else, or the page was cut short. A listing that cuts its
     /// pages looks the same at its last page, and an end proven there would report the
-    /// broadcasts cut off gone; but such a listing cuts the pages above as well. So a check of
-    /// the end reads the short page again only after a full page above it (the head's, most
-    /// often) was read since its first read.
+    /// broadcasts cut off gone; but such a listing cuts the pages above as well. So the second
+    /// read of the short page counts for a check of the end only with a full page above it
+    /// read in between: the head's, or the check reads the page above itself.
     SaysMore,
 }
 
