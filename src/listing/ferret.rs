@@ -1786,14 +1786,18 @@ mod tests {
         pager.handle_read(now, ReadOutcome::Page(view));
     }
 
-    /// A listing without a total of 48 broadcasts, its three pages read once.
-    fn three_pages_without_total() -> (FerretPager, Vec<Listed>, Millis) {
+    /// A listing of 48 broadcasts, its three pages read once, with the channel's `total` if
+    /// it gives one.
+    fn three_pages(total: Option<u64>) -> (FerretPager, Vec<Listed>, Millis) {
         let mut pager = FerretPager::new(Params::default(), Book::new());
         let t0: Millis = 1_000 * 60 * MINUTE;
         let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
-        read_without_total(&mut pager, t0, 1, &items[..18]);
-        read_without_total(&mut pager, t0, 2, &items[18..36]);
-        read_without_total(&mut pager, t0, 3, &items[36..]);
+        for (page, shown) in (1..).zip(items.chunks(18)) {
+            match total {
+                Some(total) => read(&mut pager, t0, page, total, shown.to_vec()),
+                None => read_without_total(&mut pager, t0, page, shown),
+            }
+        }
         (pager, items, t0)
     }
 
@@ -1842,7 +1846,7 @@ mod tests {
     /// page after it empty: the two broadcasts that were below it are gone.
     #[test]
     fn a_short_last_page_read_twice_and_an_empty_one_prove_the_end() {
-        let (mut pager, items, t0) = three_pages_without_total();
+        let (mut pager, items, t0) = three_pages(None);
         assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
         // The last two end: page 3 shows ten.
         let t = t0 + MINUTE;
@@ -1863,14 +1867,7 @@ mod tests {
     /// check reads that page itself rather than wait for the head.
     #[test]
     fn a_total_that_says_more_than_the_last_page_shows_is_set_aside() {
-        let mut pager = FerretPager::new(Params::default(), Book::new());
-        let t0: Millis = 1_000 * 60 * MINUTE;
-        let items: Vec<Listed> = (0..48).map(|i| item(t0 - MINUTE - i * SECOND)).collect();
-        for page in 1..=3u32 {
-            let first = (page as usize - 1) * 18;
-            let last = (first + 18).min(48);
-            read(&mut pager, t0, page, 48, items[first..last].to_vec());
-        }
+        let (mut pager, items, t0) = three_pages(Some(48));
         assert_eq!(pager.total_trust, TotalTrust::Trusted);
         // The last two end; the total still counts them.
         let t = t0 + MINUTE;
@@ -1900,7 +1897,7 @@ mod tests {
     /// boundary reads chased a gone broadcast's key below it, and the head waited minutes.
     #[test]
     fn a_clamped_last_page_that_lengthened_is_still_past_the_end() {
-        let (mut pager, items, t0) = three_pages_without_total();
+        let (mut pager, items, t0) = three_pages(None);
         // The last two end; then each read finds one more start above, which pushes one more
         // broadcast down onto the last page.
         let t = t0 + MINUTE;
@@ -1920,7 +1917,7 @@ mod tests {
     /// reads aimed at it.
     #[test]
     fn a_total_trusted_again_ends_the_check_of_the_end() {
-        let (mut pager, items, t0) = three_pages_without_total();
+        let (mut pager, items, t0) = three_pages(None);
         let t = t0 + MINUTE;
         read_without_total(&mut pager, t, 3, &items[36..46]);
         assert!(matches!(pager.end_check, Some(EndCheck::Again(..))));
@@ -1933,7 +1930,7 @@ mod tests {
     /// the list: that read is what settles it.
     #[test]
     fn a_boundary_below_the_checked_page_reads_for_the_check() {
-        let (mut pager, items, t0) = three_pages_without_total();
+        let (mut pager, items, t0) = three_pages(None);
         let t = t0 + MINUTE;
         read_without_total(&mut pager, t, 3, &items[36..46]);
         let below = pager.book.get(&items[47].id).expect("on air").clone();
@@ -1950,7 +1947,7 @@ mod tests {
     /// one read to the next.
     #[test]
     fn the_end_checked_may_move_to_the_next_page() {
-        let (mut pager, items, t0) = three_pages_without_total();
+        let (mut pager, items, t0) = three_pages(None);
         let t = t0 + MINUTE;
         // The last two end: page 3 shows ten. Then ten start above, and the last two of those
         // ten are on page 4.
