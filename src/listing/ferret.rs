@@ -608,7 +608,11 @@ impl FerretPager {
             return None;
         };
         let last = view.items.last()?;
-        (entry.item.key < last.key).then(|| self.end_check_page())?
+        if entry.item.key < last.key {
+            self.end_check_page()
+        } else {
+            None
+        }
     }
 
     /// How long the oldest due broadcast, at `key` on `page`, waits for its neighbours: until
