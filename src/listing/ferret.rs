@@ -442,9 +442,9 @@ impl FerretPager {
     /// Any first reading holds the rounds back while it lasts (the sweep's share pays for
     /// it), and the whole list took most of ten minutes: restarted every twenty minutes,
     /// `peak2009` (seeds 1–64) missed 675 starts within the tolerance, against 11 without
-    /// restarts and 51 with this (11 since the sweep's memory, [`FerretPager::resume`]). The one more page is where reading nothing and reading down to
-    /// the tolerance cross, between 60 and 120 s of downtime at the peak (the listings log,
-    /// "Restarts").
+    /// restarts and 51 with this (11 since the sweep's memory, [`FerretPager::resume`]). The
+    /// one more page is where reading nothing and reading down to the tolerance cross,
+    /// between 60 and 120 s of downtime at the peak (the listings log, "Restarts").
     fn first_reading(&mut self, now: Millis) {
         let Some(last_read) = self.resumed_after else {
             return;
