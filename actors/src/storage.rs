@@ -224,6 +224,9 @@ const MIGRATIONS: &[M<'static>] = &[
             sweep_empty_ms  INTEGER
         );",
     ),
+    // 12: where a listing without a total ended, as its detector last saw it, so that a
+    // restarted detector knows how far its list reaches.
+    M::up("ALTER TABLE listing_memory ADD COLUMN end_offset INTEGER;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -401,7 +404,7 @@ impl Store {
         state.memory = self
             .conn
             .query_row(
-                "SELECT round_at_ms, sweep_share, sweep_empty_ms FROM listing_memory
+                "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
                 |row| {
@@ -409,6 +412,7 @@ impl Store {
                         round_at: row.get(0)?,
                         sweep_share: row.get(1)?,
                         sweep_empty_at: row.get(2)?,
+                        end_offset: row.get(3)?,
                     })
                 },
             )
@@ -436,12 +440,14 @@ impl Store {
         match memory {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
-                (listing, round_at_ms, sweep_share, sweep_empty_ms) VALUES (?1, ?2, ?3, ?4)",
+                (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset)
+                VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![
                     listing,
                     memory.round_at,
                     memory.sweep_share,
-                    memory.sweep_empty_at
+                    memory.sweep_empty_at,
+                    memory.end_offset
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

@@ -61,7 +61,7 @@ use super::second::{FrameEnds, KEY_RESOLUTION};
 use super::walk::Walk;
 use super::PageView;
 use super::{
-    Book, BookEntry, Budget, Event, EventKind, Memory, Millis, PageSize, Pager, Params,
+    Book, BookEntry, Budget, Event, EventKind, Listed, Memory, Millis, PageSize, Pager, Params,
     ReadOutcome, ReadTime, HOUR,
 };
 
@@ -424,6 +424,8 @@ impl FerretPager {
             self.share.restore(memory.sweep_share);
             self.share_budget();
             self.sweep_budget.restore(memory.sweep_empty_at);
+            self.end_offset = memory.end_offset;
+            self.total = self.estimate_total();
         }
         self
     }
@@ -607,12 +609,9 @@ impl FerretPager {
         let (EndCheck::Again(view, _) | EndCheck::Next(view, _)) = check else {
             return None;
         };
-        let last = view.items.last()?;
-        if entry.item.key < last.key {
-            self.end_check_page()
-        } else {
-            None
-        }
+        beyond_short_page(view, &entry.item)
+            .then(|| self.end_check_page())
+            .flatten()
     }
 
     /// How long the oldest due broadcast, at `key` on `page`, waits for its neighbours: until
@@ -638,9 +637,9 @@ impl FerretPager {
     }
 
     /// What a page of a listing without a total says of its end: a short page ends the list
-    /// there; a full page past the estimate moves it below the page. An empty page says
-    /// nothing here (it may be a fault, and the check of the page above it that it starts
-    /// settles where the end is).
+    /// there; a full page past the estimate moves it below the page, by the book's broadcasts
+    /// below the page's last one (at least one). An empty page says nothing here (it may be a
+    /// fault, and the check of the page above it that it starts settles where the end is).
     fn observe_end(&mut self, page: u32, view: &PageView) {
         let above = u64::from(page - 1) * u64::from(self.per_page);
         let len = view.items.len() as u64;
@@ -650,7 +649,10 @@ impl FerretPager {
             .estimate_total()
             .is_none_or(|total| total <= above + len)
         {
-            above + len + 1
+            let below = (view.items.last()).map_or(0, |last| {
+                self.count_live(self.book.between(Millis::MIN, last.key))
+            });
+            above + len + below.max(1)
         } else {
             return;
         };
@@ -728,8 +730,10 @@ impl FerretPager {
             short && before.items.last().map(|i| &i.id) == view.items.last().map(|i| &i.id)
         };
         let starts = short
-            && (view.items.last())
-                .is_some_and(|last| self.book.between(Millis::MIN, last.key).next().is_some());
+            && (view.items.last()).is_some_and(|last| {
+                (self.book.between(Millis::MIN, last.key.saturating_add(1)))
+                    .any(|entry| beyond_short_page(view, &entry.item))
+            });
         let start = || starts.then(|| EndCheck::Again(view.clone(), false));
         let waits = self.end_check_waits();
         self.end_check = match self.end_check.take() {
@@ -1412,6 +1416,22 @@ impl FerretPager {
     }
 }
 
+/// Whether `item` lies where only a proof of the end can show it gone, `view` being a short
+/// page that may be the last: below the page's last broadcast, or at its key (a whole second,
+/// shared by a dozen broadcasts on a listing time-compressed) and not listed, where the page
+/// lists every broadcast of that key above the end. At the first broadcast's key too on page 1,
+/// which has nothing above it; on another page an equal of the first broadcast may sit on the
+/// page above.
+fn beyond_short_page(view: &PageView, item: &Listed) -> bool {
+    let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
+        return false;
+    };
+    item.key < last.key
+        || (item.key == last.key
+            && (view.page == 1 || item.key < first.key)
+            && !view.items.iter().any(|listed| listed.id == item.id))
+}
+
 impl Pager for FerretPager {
     fn name(&self) -> &'static str {
         "ferret"
@@ -1515,6 +1535,7 @@ impl Pager for FerretPager {
             },
             sweep_share: self.share.share,
             sweep_empty_at: self.sweep_budget.empty_at(),
+            end_offset: self.end_offset,
         })
     }
 }
@@ -1945,6 +1966,54 @@ mod tests {
         assert_eq!(pager.held_until(&below, pager.due(&below)), Millis::MIN);
     }
 
+    /// Without a total, a broadcast of the last page's last key (its whole second) that the
+    /// short page no longer lists lies beyond it as much as one of an older key: its end is
+    /// proven as theirs is. A check of the end started only for a broadcast strictly below
+    /// that key, and a frame end slipped (`peak2009` with a total a minute old, restarted,
+    /// seed 8 at ×20).
+    #[test]
+    fn a_broadcast_of_the_last_keys_second_left_off_the_last_page_is_proven_gone() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let t0: Millis = 1_000 * 60 * MINUTE;
+        // 40 broadcasts, the last three of one key: pages of 18, 18 and 4.
+        let items: Vec<Listed> = (0..40)
+            .map(|i| Listed {
+                id: Arc::from(format!("lv{}", 100 - i)),
+                ..item(t0 - MINUTE - i.min(37) * SECOND)
+            })
+            .collect();
+        for (page, shown) in (1..).zip(items.chunks(18)) {
+            read_without_total(&mut pager, t0, page, shown);
+        }
+        assert!(pager.end_check.is_none());
+        // The last one ends: page 3 shows three of the four.
+        let t = t0 + MINUTE;
+        read_without_total(&mut pager, t, 3, &items[36..39]);
+        assert!(matches!(pager.end_check, Some(EndCheck::Again(..))));
+        let left_off = pager.book.get(&items[39].id).expect("on air").clone();
+        assert_eq!(pager.due_page(&left_off), 3);
+        read_without_total(&mut pager, t + SECOND, 1, &items[..18]);
+        read_without_total(&mut pager, t + 2 * SECOND, 3, &items[36..39]);
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+        read_without_total(&mut pager, t + 3 * SECOND, 4, &[]);
+        assert_gone(&mut pager, &items[39..]);
+    }
+
+    /// A full page read where the end of a list without a total was believed to be moves the
+    /// end below it by the book's broadcasts below the page's last one. By one, a detector
+    /// resumed without knowing the end put it a page below each full page it read, and lost
+    /// the list for most of the time between restarts.
+    #[test]
+    fn a_full_page_past_the_end_believed_moves_it_by_the_book_below() {
+        let (pager, items, t0) = three_pages(None);
+        assert_eq!(pager.total, Some(48));
+        let mut resumed = FerretPager::new(Params::default(), pager.book.clone()).resume(t0, None);
+        assert_eq!(resumed.last_page(), None);
+        read_without_total(&mut resumed, t0 + SECOND, 1, &items[..18]);
+        assert_eq!(resumed.total, Some(48));
+        assert_eq!(resumed.last_page(), Some(3));
+    }
+
     /// Without a total, the last page read short twice with the same last item proves the
     /// end even when the list grew by a page in between, so that the second read is of the
     /// page after the first: the list's end at the tail moves across page boundaries from
@@ -2126,8 +2195,9 @@ mod tests {
     /// within the bounds the config gives now) and the tokens saved up, which a new detector
     /// drains. Its next round reaches back a tolerance before that round, and the 2½
     /// tolerances that bound it count from the last read before the restart (down five
-    /// minutes here): the downtime is not lateness. Times ahead of the clock at the first
-    /// poll (the clock was set back) are dropped, as if there were no memory.
+    /// minutes here): the downtime is not lateness. It also knows where the end of a listing
+    /// without a total was. Times ahead of the clock at the first poll (the clock was set
+    /// back) are dropped, as if there were no memory.
     #[test]
     fn a_resumed_detector_goes_on_with_its_memory() {
         let t0: Millis = 1_000 * 60 * MINUTE;
@@ -2137,30 +2207,36 @@ mod tests {
             round_at: Some(last_read - 4 * MINUTE),
             sweep_share: 0.9,
             sweep_empty_at: Some(t0 - 10 * MINUTE),
+            end_offset: Some(40),
         };
         let high = params.sweep_share + SHARE_RISE;
         let resumed = |memory| {
             let mut pager = FerretPager::new(params.clone(), Book::new()).resume(last_read, memory);
             assert_eq!(pager.poll_read(t0), Some(1), "the head's first page");
-            (pager.memory().unwrap(), pager.recent_region_oldest(t0))
+            let end = pager.last_page();
+            (pager.memory().unwrap(), pager.recent_region_oldest(t0), end)
         };
-        let (kept, oldest) = resumed(Some(memory));
+        let (kept, oldest, end) = resumed(Some(memory));
         let expected = Memory {
             sweep_share: high,
             ..memory
         };
         assert_eq!(kept, expected);
         assert_eq!(oldest, t0 - 14 * MINUTE - KEY_RESOLUTION);
+        // 40 broadcasts in the list, of which the book knows none: 3 pages of 18.
+        assert_eq!(end, Some(3));
         let fresh = Memory {
             round_at: None,
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0),
+            end_offset: None,
         };
-        assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND));
+        assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND, None));
         let ahead = Memory {
             round_at: Some(t0 + MINUTE),
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0 + MINUTE),
+            end_offset: None,
         };
         assert_eq!(resumed(Some(ahead)).0, fresh);
     }

@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 11);
+        assert_eq!(store.schema_version().unwrap(), 12);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -153,26 +153,27 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
     assert_eq!(store.load_listing("other").unwrap().reads, [2_500]);
 }
 
-/// What a listing's detector learnt beyond its book comes back after a reopen as the latest
-/// read left it, each listing's apart; a read without it (a strategy that keeps none)
-/// forgets it.
+/// What a listing's detector learnt beyond its book (its sweep, the end of a list without a
+/// total) comes back after a reopen as the latest read left it, each listing's apart; a read
+/// without it (a strategy that keeps none) forgets it.
 #[test]
 fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ferret.db");
-    let memory = |round_at, share| Memory {
+    let memory = |round_at, share, end_offset| Memory {
         round_at,
         sweep_share: share,
         sweep_empty_at: Some(1_500),
+        end_offset,
     };
     {
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.load_listing("sim").unwrap().memory, None);
-        let first = Some(memory(None, 0.25));
+        let first = Some(memory(None, 0.25, None));
         store
             .record_listing_read("sim", 1_000, &[], first, 0)
             .unwrap();
-        let second = Some(memory(Some(1_200), 0.3));
+        let second = Some(memory(Some(1_200), 0.3, Some(-4)));
         store
             .record_listing_read("sim", 2_000, &[], second, 0)
             .unwrap();
@@ -182,14 +183,14 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     }
     let mut store = Store::open(&path).unwrap();
     let state = store.load_listing("sim").unwrap();
-    assert_eq!(state.memory, Some(memory(Some(1_200), 0.3)));
+    assert_eq!(state.memory, Some(memory(Some(1_200), 0.3, Some(-4))));
     store
         .record_listing_read("other", 3_000, &[], None, 0)
         .unwrap();
     assert_eq!(store.load_listing("other").unwrap().memory, None);
     assert_eq!(
         store.load_listing("sim").unwrap().memory,
-        Some(memory(Some(1_200), 0.3))
+        Some(memory(Some(1_200), 0.3, Some(-4)))
     );
 }
 

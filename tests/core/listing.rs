@@ -1745,6 +1745,50 @@ fn sim_run_ferret_remembers_its_sweep_across_restarts() {
     assert!(missed >= 3, "{forgotten:#?}");
 }
 
+/// `peak2009` from a listing without a total, restarted every twenty minutes and down a
+/// minute each time (seed 4): ferret keeps every rule. Before stop 41 the resumed detector
+/// knew no end until it happened to read a short page: its sweep waited for one, and each
+/// full page it read put the end just below itself. 38 starts within the tolerance were
+/// missed and 204 frame ends slipped, with an On Air p95 of 804 s. Now the end comes back with
+/// the sweep's memory, and a full page read past the end believed moves it by the book's
+/// broadcasts below the page, not by one: without the memory (its sweep's too, which costs
+/// starts: `sim_run_ferret_remembers_its_sweep_across_restarts`) no Off Air is false or
+/// slips either.
+#[test]
+fn sim_run_ferret_finds_the_end_without_a_total_across_restarts() {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    scenario.reads.total = false;
+    scenario.seed = 4;
+    for keep_memory in [true, false] {
+        let restarts = Restarts {
+            every: 20 * MINUTE,
+            down: MINUTE,
+            keep_reads: true,
+            keep_memory,
+        };
+        let report = sim::run_restarted(
+            Strategy::Ferret,
+            &Params::default(),
+            &scenario,
+            3 * HOUR,
+            Some(restarts),
+        );
+        if keep_memory {
+            assert!(report.keeps_the_rules(), "{report:#?}");
+        }
+        assert_eq!(report.false_off_air, 0, "memory {keep_memory}: {report:#?}");
+        assert_eq!(report.slipped, 0, "memory {keep_memory}: {report:#?}");
+        assert!(
+            report.on_air_p95 <= 90.0,
+            "memory {keep_memory}: {report:#?}"
+        );
+        assert!(
+            report.off_air_p95 <= 120.0,
+            "memory {keep_memory}: {report:#?}"
+        );
+    }
+}
+
 /// Found by fuzzing: a `start_hour` far outside the day overflowed the virtual start time. It
 /// is now refused with the key named.
 #[test]
