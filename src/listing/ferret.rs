@@ -603,7 +603,7 @@ impl FerretPager {
     }
 
     /// The next page of the check of the end of the list under way, when the check would
-    /// settle `entry`: its key lies below the last broadcast of the short page checked.
+    /// settle `entry`: it lies beyond the short page checked ([`beyond_short_page`]).
     fn end_check_settling(&self, entry: &BookEntry) -> Option<u32> {
         let check = self.end_check.as_ref()?;
         let (EndCheck::Again(view, _) | EndCheck::Next(view, _)) = check else {
@@ -1417,11 +1417,11 @@ impl FerretPager {
 }
 
 /// Whether `item` lies where only a proof of the end can show it gone, `view` being a short
-/// page that may be the last: below the page's last broadcast, or at its key (a whole second,
-/// shared by a dozen broadcasts on a listing time-compressed) and not listed, where the page
-/// lists every broadcast of that key above the end. At the first broadcast's key too on page 1,
-/// which has nothing above it; on another page an equal of the first broadcast may sit on the
-/// page above.
+/// page that may be the last: below the page's last broadcast, or at its key and not listed.
+/// A page lists a key's broadcasts together, so one of the last key left off lies below the
+/// page or is gone (a key is a whole second, shared by a dozen broadcasts on a listing
+/// time-compressed). Not at the first broadcast's key but on page 1: its equals may sit on
+/// the page above.
 fn beyond_short_page(view: &PageView, item: &Listed) -> bool {
     let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
         return false;
