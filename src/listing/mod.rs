@@ -533,12 +533,19 @@ fn spacing_for(per_hour: f64) -> Millis {
 }
 
 /// Items a page, as the pages show it: any page longer than believed raises it; a shorter
-/// page 1 under a larger total lowers it only when three page-1 reads in a row agree (a page
-/// truncated once must not shrink it).
+/// page 1 lowers it only when three page-1 reads in a row agree (a page truncated once must
+/// not shrink it), each shown not to be the whole list: by a larger total, or without a total
+/// by a later read of a page below it with items. Without a total, before stop 41, nothing
+/// lowered it: a listing of 15 a page with the default of 18 read every page 1 as the last,
+/// so the head never went on to page 2.
 #[derive(Debug, Clone)]
 pub(crate) struct PageSize {
     per_page: u32,
+    /// A length page 1 showed shorter than believed, and how many reads in a row showed it.
     shorter: Option<(u32, u32)>,
+    /// Without a total: the length of the latest read of page 1, when it was short, until a
+    /// page below it shows items.
+    page_one: Option<u32>,
 }
 
 impl PageSize {
@@ -546,6 +553,7 @@ impl PageSize {
         PageSize {
             per_page: per_page.max(1),
             shorter: None,
+            page_one: None,
         }
     }
 
@@ -558,15 +566,31 @@ impl PageSize {
         if len > self.per_page {
             self.per_page = len;
             self.shorter = None;
+            self.page_one = None;
             return;
         }
         if view.page != 1 {
+            if view.total.is_none() && len > 0 {
+                if let Some(short) = self.page_one.take() {
+                    self.shorter_again(short);
+                }
+            }
             return;
         }
-        let short =
-            len > 0 && len < self.per_page && view.total.is_some_and(|t| t > u64::from(len));
+        let short = len > 0 && len < self.per_page;
+        self.page_one = None;
+        match view.total {
+            _ if !short => self.shorter = None,
+            Some(total) if total > u64::from(len) => self.shorter_again(len),
+            // The whole list.
+            Some(_) => self.shorter = None,
+            None => self.page_one = Some(len),
+        }
+    }
+
+    /// Page 1 showed `len` items, fewer than believed, and the list went on below them.
+    fn shorter_again(&mut self, len: u32) {
         self.shorter = match self.shorter {
-            _ if !short => None,
             Some((seen, times)) if seen == len => Some((len, times + 1)),
             _ => Some((len, 1)),
         };
@@ -614,6 +638,43 @@ mod tests {
             min_interval: 1,
             ..Params::default()
         }
+    }
+
+    fn page(page: u32, len: usize, total: Option<u64>) -> PageView {
+        let items = (0..len as Millis)
+            .map(|i| Listed {
+                id: Arc::from(format!("lv{}", 1_000 - i)),
+                key: 1_000_000 - i * 1_000,
+                title: Arc::from("Broadcast"),
+                link: Arc::from("https://live.example/watch"),
+            })
+            .collect();
+        PageView { page, total, items }
+    }
+
+    /// Without a total, a short page 1 is taken for the page size once a page below it has
+    /// shown items after it, three times in a row; a page 1 with nothing below it (the whole
+    /// list) says nothing, and a longer page raises it at once.
+    #[test]
+    fn a_shorter_page_1_is_learnt_without_a_total_once_pages_below_show_items() {
+        let mut size = PageSize::new(18);
+        for _ in 0..5 {
+            size.observe(&page(1, 15, None));
+            size.observe(&page(2, 0, None));
+        }
+        assert_eq!(size.get(), 18, "an empty page below: the whole list");
+        for _ in 0..2 {
+            size.observe(&page(1, 15, None));
+            size.observe(&page(3, 15, None));
+        }
+        assert_eq!(size.get(), 18);
+        // Page 1 read twice before a page below: one read's worth.
+        size.observe(&page(1, 15, None));
+        size.observe(&page(1, 15, None));
+        size.observe(&page(2, 15, None));
+        assert_eq!(size.get(), 15);
+        size.observe(&page(4, 18, None));
+        assert_eq!(size.get(), 18);
     }
 
     #[test]
