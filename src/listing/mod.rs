@@ -534,10 +534,12 @@ fn spacing_for(per_hour: f64) -> Millis {
 
 /// Items a page, as the pages show it: any page longer than believed raises it; a shorter
 /// page 1 lowers it only when three page-1 reads in a row agree (a page truncated once must
-/// not shrink it), each shown not to be the whole list: by a larger total, or without a total
-/// by a later read of a page below it with items. Without a total, before stop 41, nothing
-/// lowered it: a listing of 15 a page with the default of 18 read every page 1 as the last,
-/// so the head never went on to page 2.
+/// not shrink it), each shown not to be the whole list: by a larger total, or without one
+/// by a later read of a page below it with items. Before stop 41 only a total did, and the
+/// detector sets aside a total that short pages disagree with: a listing of 15 a page watched
+/// at the default of 18 took every page for the last, with its total or without, and an empty
+/// page after one (a fault) proved every broadcast below it gone (the listings log, "A
+/// smaller page").
 #[derive(Debug, Clone)]
 pub(crate) struct PageSize {
     per_page: u32,
