@@ -609,9 +609,11 @@ impl FerretPager {
         let (EndCheck::Again(view, _) | EndCheck::Next(view, _)) = check else {
             return None;
         };
-        beyond_short_page(view, &entry.item)
-            .then(|| self.end_check_page())
-            .flatten()
+        if beyond_short_page(view, &entry.item) {
+            self.end_check_page()
+        } else {
+            None
+        }
     }
 
     /// How long the oldest due broadcast, at `key` on `page`, waits for its neighbours: until

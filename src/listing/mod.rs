@@ -582,11 +582,10 @@ impl PageSize {
         let short = len > 0 && len < self.per_page;
         self.page_one = None;
         match view.total {
-            _ if !short => self.shorter = None,
-            Some(total) if total > u64::from(len) => self.shorter_again(len),
-            // The whole list.
-            Some(_) => self.shorter = None,
-            None => self.page_one = Some(len),
+            Some(total) if short && total > u64::from(len) => self.shorter_again(len),
+            None if short => self.page_one = Some(len),
+            // A full page 1, or the whole list.
+            _ => self.shorter = None,
         }
     }
 

@@ -1721,28 +1721,32 @@ fn sim_run_ferret_reads_below_a_region_cut_short() {
 fn sim_run_ferret_remembers_its_sweep_across_restarts() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.seed = 1;
-    let run = |keep_memory| {
-        let restarts = Restarts {
-            every: 20 * MINUTE,
-            down: MINUTE,
-            keep_reads: true,
-            keep_memory,
-        };
-        let params = Params::default();
-        sim::run_restarted(
-            Strategy::Ferret,
-            &params,
-            &scenario,
-            3 * HOUR,
-            Some(restarts),
-        )
-    };
+    let run = |keep_memory| restarted_every_twenty_minutes(&scenario, keep_memory);
     let remembered = run(true);
     assert!(remembered.keeps_the_rules(), "{remembered:#?}");
     assert!(remembered.off_air_p95 <= 120.0, "{remembered:#?}");
     let forgotten = run(false);
     let missed = forgotten.on_air_missed - forgotten.on_air_missed_tolerated;
     assert!(missed >= 3, "{forgotten:#?}");
+}
+
+/// Three hours of `scenario` with the ferret strategy, restarted every twenty minutes and down
+/// a minute each time, as the daemon resumes: the store's book and the start times of its
+/// reads, and what it learnt beyond its book if `keep_memory`.
+fn restarted_every_twenty_minutes(scenario: &Scenario, keep_memory: bool) -> sim::Report {
+    let restarts = Restarts {
+        every: 20 * MINUTE,
+        down: MINUTE,
+        keep_reads: true,
+        keep_memory,
+    };
+    sim::run_restarted(
+        Strategy::Ferret,
+        &Params::default(),
+        scenario,
+        3 * HOUR,
+        Some(restarts),
+    )
 }
 
 /// `peak2009` from a listing without a total, restarted every twenty minutes and down a
@@ -1760,19 +1764,7 @@ fn sim_run_ferret_finds_the_end_without_a_total_across_restarts() {
     scenario.reads.total = false;
     scenario.seed = 4;
     for keep_memory in [true, false] {
-        let restarts = Restarts {
-            every: 20 * MINUTE,
-            down: MINUTE,
-            keep_reads: true,
-            keep_memory,
-        };
-        let report = sim::run_restarted(
-            Strategy::Ferret,
-            &Params::default(),
-            &scenario,
-            3 * HOUR,
-            Some(restarts),
-        );
+        let report = restarted_every_twenty_minutes(&scenario, keep_memory);
         if keep_memory {
             assert!(report.keeps_the_rules(), "{report:#?}");
         }
@@ -2079,23 +2071,7 @@ fn sim_run_ferret_learns_a_smaller_page() {
         scenario.per_page = 15;
         scenario.reads.total = total;
         scenario.seed = 1;
-        for scale in [1u32, 20] {
-            let params = Params {
-                per_page: 18,
-                ..Params::for_frame(scenario.frame())
-            }
-            .compressed(scale);
-            let report = sim::run(
-                Strategy::Ferret,
-                &params,
-                &scenario.compressed(f64::from(scale)),
-                3 * HOUR / Millis::from(scale),
-            )
-            .scaled(scale);
-            let case = format!("total {total}, ×{scale}");
-            assert_eq!(report.false_off_air, 0, "{case}: {report:#?}");
-            assert_eq!(report.slipped, 0, "{case}: {report:#?}");
-            assert!(report.on_air_p95 <= 30.0, "{case}: {report:#?}");
-        }
+        // Watched with `Params::default()`: 18 a page.
+        ferret_keeps_the_rules_at_the_peak(&scenario);
     }
 }
