@@ -372,6 +372,7 @@ impl FerretPager {
     pub fn new(params: Params, book: Book) -> FerretPager {
         let share = ShareControl::new(&params);
         let shared = shared_rate(&params);
+        let frame_ends = FrameEnds::new(params.grace / 2);
         FerretPager {
             per_page: params.per_page.max(1),
             page_size: PageSize::new(params.per_page),
@@ -407,7 +408,7 @@ impl FerretPager {
             read_time: ReadTime::default(),
             deep_rare: false,
             share,
-            frame_ends: FrameEnds::default(),
+            frame_ends,
         }
     }
 
@@ -504,26 +505,27 @@ impl FerretPager {
     }
 
     /// The first frame boundary (as the key gives it) that the broadcast was not seen on air
-    /// past: seen within the boundary's second, it may still end there ([`FrameEnds`]).
+    /// past: seen within the window after it (the boundary's second, or the lateness the
+    /// listing has shown), it may still end there ([`FrameEnds`]).
     fn due(&self, entry: &BookEntry) -> Millis {
         let frame = self.params.frame.max(1);
-        let since = (entry.seen_at - entry.item.key - self.frame_ends.resolution()).max(0);
+        let since = (entry.seen_at - entry.item.key - self.frame_ends.window()).max(0);
         entry.item.key + (since / frame + 1) * frame
     }
 
     /// When a read may prove a broadcast gone at its boundary `due`: `settle` after it, and
-    /// not before the boundary's second is over, when the frame has ended whatever the
-    /// reservation's milliseconds ([`FrameEnds`]).
+    /// not before the window after it is over, when the frame has ended whatever the
+    /// reservation's milliseconds and the listing's lateness ([`FrameEnds`]).
     fn provable_at(&self, due: Millis) -> Millis {
-        due + self.params.settle.max(self.frame_ends.resolution())
+        due + self.params.settle.max(self.frame_ends.window())
     }
 
-    /// Since when the batch of a broadcast due at `due` counts its wait: the end of the
-    /// boundary's second for one seen on air within it (most likely extended, or to be proven
-    /// gone by the next read over its neighbours, not by a read of its own).
+    /// Since when the batch of a broadcast due at `due` counts its wait: the end of the window
+    /// after the boundary for one seen on air within it (most likely extended, or to be
+    /// proven gone by the next read over its neighbours, not by a read of its own).
     fn batch_from(&self, entry: &BookEntry, due: Millis) -> Millis {
         if entry.seen_at >= due {
-            due + self.frame_ends.resolution()
+            due + self.frame_ends.window()
         } else {
             due
         }

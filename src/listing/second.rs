@@ -1,4 +1,4 @@
-//! Whether a listing's frames end on the second their keys show, learned from its pages.
+//! How long after the boundary its key gives a frame may end, learned from a listing's pages.
 //!
 //! A `pubDate` has whole seconds: a key is the reservation cut to its second. A listing that
 //! keeps its reservations to the second ends a frame on the boundary the key gives; one that
@@ -10,6 +10,15 @@
 //! boundary and seen again after that second (they were extended), and not one proven gone at
 //! that boundary after such a sighting. Like the order among equal keys ([`super::ties`]), it
 //! is never assumed, and never trusted again once contradicted; each detector learns it anew.
+//!
+//! A listing may also end frames later than that: its clock runs behind the reader's, or it
+//! applies ends on ticks of its own. A broadcast seen on air past its boundary's second and
+//! then proven gone before its next boundary shows it (the simulator never ends an extended
+//! broadcast early, and a real listing rarely does within minutes of a boundary). From the first
+//! such broadcast on, a frame may end up to a quarter more than the longest such lag after its
+//! boundary (at most the `watch` the detector gives, half its grace): a broadcast seen within
+//! that window is still due at the boundary and read again, where before it was taken as
+//! extended and its end slipped. (Twice the lag kept the rules as well, with later reports.)
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,8 +39,8 @@ pub(crate) const KEY_RESOLUTION: Millis = SECOND;
 /// `settle`, 5 s), and the second costs little there.
 pub(crate) const TRUST_AFTER: u32 = 32;
 
-/// What the pages showed of where in the boundary's second frames end.
-#[derive(Debug, Clone, Default)]
+/// What the pages showed of how long after its boundary a frame ends.
+#[derive(Debug, Clone)]
 pub(crate) struct FrameEnds {
     /// Broadcasts seen on air within the second after a boundary, with that boundary.
     pending: HashMap<Arc<str>, Millis>,
@@ -39,11 +48,32 @@ pub(crate) struct FrameEnds {
     outlived: u32,
     /// Whether one of them was proven gone at its boundary.
     broken: bool,
+    /// Broadcasts seen on air past a boundary's second and within `watch` of the boundary,
+    /// with that boundary and how long after it they were last seen.
+    lingering: HashMap<Arc<str>, (Millis, Millis)>,
+    /// The longest after its boundary a broadcast was seen on air that was then proven gone
+    /// before its next boundary; 0 until one was.
+    lateness: Millis,
+    /// How long after a boundary sightings are watched, and the longest window.
+    watch: Millis,
 }
 
 impl FrameEnds {
+    /// Nothing learned yet; sightings up to `watch` after a boundary can show lateness.
+    pub(crate) fn new(watch: Millis) -> FrameEnds {
+        FrameEnds {
+            pending: HashMap::new(),
+            outlived: 0,
+            broken: false,
+            lingering: HashMap::new(),
+            lateness: 0,
+            watch,
+        }
+    }
+
     /// Learns from a broadcast listed by a read started at `seen_at`.
     pub(crate) fn seen(&mut self, item: &Listed, seen_at: Millis, frame: Millis) {
+        self.seen_lingering(item, seen_at, frame);
         if self.broken || self.trusted() {
             return;
         }
@@ -61,8 +91,36 @@ impl FrameEnds {
         }
     }
 
+    /// Keeps a sighting past a boundary's second and within `watch` of it, and forgets the
+    /// broadcast once it is seen past `watch` (it was extended).
+    fn seen_lingering(&mut self, item: &Listed, seen_at: Millis, frame: Millis) {
+        let since = seen_at - item.key;
+        let into_frame = since % frame.max(1);
+        if since < frame {
+            return;
+        }
+        let boundary = seen_at - into_frame;
+        if (KEY_RESOLUTION..self.watch).contains(&into_frame) {
+            let lag = self
+                .lingering
+                .entry(item.id.clone())
+                .or_insert((boundary, 0));
+            if lag.0 != boundary {
+                *lag = (boundary, 0);
+            }
+            lag.1 = lag.1.max(into_frame);
+        } else if into_frame >= self.watch {
+            self.lingering.remove(&item.id);
+        }
+    }
+
     /// Learns from a broadcast proven gone at `at`.
     pub(crate) fn gone(&mut self, id: &str, at: Millis, frame: Millis) {
+        if let Some((boundary, lag)) = self.lingering.remove(id) {
+            if at < boundary + frame {
+                self.lateness = self.lateness.max(lag);
+            }
+        }
         if let Some(boundary) = self.pending.remove(id) {
             if at < boundary + frame {
                 self.broken = true;
@@ -75,6 +133,8 @@ impl FrameEnds {
     /// unseen (a detector that lost them says nothing of where frames end).
     pub(crate) fn forget_before(&mut self, before: Millis) {
         self.pending.retain(|_, boundary| *boundary >= before);
+        self.lingering
+            .retain(|_, (boundary, _)| *boundary >= before);
     }
 
     /// Whether frames are known to end on the second the key gives.
@@ -82,9 +142,15 @@ impl FrameEnds {
         !self.broken && self.outlived >= TRUST_AFTER
     }
 
-    /// How long after the boundary its key gives a frame may end.
-    pub(crate) fn resolution(&self) -> Millis {
-        if self.trusted() {
+    /// How long after the boundary its key gives a frame may end: a quarter more than the
+    /// lateness shown, up to `watch`, once the listing has shown one; else the key's second,
+    /// or none once frames are trusted to end on it.
+    pub(crate) fn window(&self) -> Millis {
+        if self.lateness > 0 {
+            (self.lateness + self.lateness / 4)
+                .min(self.watch)
+                .max(KEY_RESOLUTION)
+        } else if self.trusted() {
             0
         } else {
             KEY_RESOLUTION
@@ -98,6 +164,7 @@ mod tests {
     use crate::listing::MINUTE;
 
     const FRAME: Millis = 30 * MINUTE;
+    const WATCH: Millis = 150 * SECOND;
 
     fn item(n: i64) -> Listed {
         Listed {
@@ -112,22 +179,22 @@ mod tests {
     /// trusted after `TRUST_AFTER` of them, and not before.
     #[test]
     fn frames_that_end_on_the_second_are_trusted_after_enough_extended_broadcasts() {
-        let mut ends = FrameEnds::default();
+        let mut ends = FrameEnds::new(WATCH);
         for n in 0..i64::from(TRUST_AFTER) {
             let broadcast = item(n);
-            assert_eq!(ends.resolution(), KEY_RESOLUTION);
+            assert_eq!(ends.window(), KEY_RESOLUTION);
             ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
             ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
         }
         assert!(ends.trusted());
-        assert_eq!(ends.resolution(), 0);
+        assert_eq!(ends.window(), 0);
     }
 
     /// One broadcast proven gone at its boundary after a sighting within its second: never
     /// trusted, whatever follows.
     #[test]
     fn one_frame_ending_within_the_second_is_never_trusted_again() {
-        let mut ends = FrameEnds::default();
+        let mut ends = FrameEnds::new(WATCH);
         let early = item(1_000);
         ends.seen(&early, early.key + FRAME + SECOND / 4, FRAME);
         ends.gone(&early.id, early.key + FRAME + 3 * SECOND, FRAME);
@@ -137,14 +204,14 @@ mod tests {
             ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
         }
         assert!(!ends.trusted());
-        assert_eq!(ends.resolution(), KEY_RESOLUTION);
+        assert_eq!(ends.window(), KEY_RESOLUTION);
     }
 
     /// Sightings outside the second after a boundary, and a broadcast gone at its next
     /// boundary after one within, say nothing.
     #[test]
     fn other_sightings_teach_nothing() {
-        let mut ends = FrameEnds::default();
+        let mut ends = FrameEnds::new(WATCH);
         for n in 0..2 * i64::from(TRUST_AFTER) {
             let broadcast = item(n);
             ends.seen(&broadcast, broadcast.key + FRAME / 2, FRAME);
@@ -155,5 +222,55 @@ mod tests {
         ends.gone(&extended.id, extended.key + 3 * FRAME + 5 * SECOND, FRAME);
         assert!(!ends.trusted() && !ends.broken);
         assert!(ends.pending.is_empty());
+        assert_eq!(ends.window(), KEY_RESOLUTION);
+    }
+
+    /// A broadcast seen on air 10 s past its boundary and proven gone before its next one:
+    /// the listing ends frames late, and a frame may now end up to 12.5 s after its boundary,
+    /// even where frames were trusted to end on the second. The window is at most the watch.
+    #[test]
+    fn a_broadcast_gone_after_a_sighting_past_its_second_shows_lateness() {
+        let mut ends = FrameEnds::new(WATCH);
+        for n in 0..i64::from(TRUST_AFTER) {
+            let broadcast = item(n);
+            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
+            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
+        }
+        assert_eq!(ends.window(), 0);
+        let late = item(1_000);
+        ends.seen(&late, late.key + FRAME + 4 * SECOND, FRAME);
+        ends.seen(&late, late.key + FRAME + 10 * SECOND, FRAME);
+        assert_eq!(ends.window(), 0, "not gone yet");
+        ends.gone(&late.id, late.key + FRAME + 70 * SECOND, FRAME);
+        assert_eq!(ends.window(), 12_500);
+
+        let later = item(2_000);
+        ends.seen(&later, later.key + 3 * FRAME + 130 * SECOND, FRAME);
+        ends.gone(&later.id, later.key + 3 * FRAME + 200 * SECOND, FRAME);
+        assert_eq!(ends.window(), WATCH);
+    }
+
+    /// A broadcast seen past the watch after its boundary was extended, and one gone only
+    /// at its next boundary or later ended there: neither shows lateness, nor does one seen
+    /// within the second (that is [`FrameEnds::pending`]'s) or before its first boundary.
+    #[test]
+    fn extended_broadcasts_show_no_lateness() {
+        let mut ends = FrameEnds::new(WATCH);
+        let outlived = item(1);
+        ends.seen(&outlived, outlived.key + FRAME + 30 * SECOND, FRAME);
+        ends.seen(&outlived, outlived.key + FRAME + WATCH, FRAME);
+        ends.gone(&outlived.id, outlived.key + FRAME + 5 * MINUTE, FRAME);
+        let next = item(2);
+        ends.seen(&next, next.key + FRAME + 30 * SECOND, FRAME);
+        ends.gone(&next.id, next.key + 2 * FRAME + SECOND, FRAME);
+        let within = item(3);
+        ends.seen(&within, within.key + FRAME + SECOND / 2, FRAME);
+        ends.gone(&within.id, within.key + FRAME + 30 * SECOND, FRAME);
+        let early = item(4);
+        ends.seen(&early, early.key + FRAME - 30 * SECOND, FRAME);
+        ends.gone(&early.id, early.key + FRAME - 10 * SECOND, FRAME);
+        assert_eq!(ends.lateness, 0);
+        assert!(ends.lingering.is_empty());
+        assert_eq!(ends.window(), KEY_RESOLUTION);
     }
 }

@@ -385,10 +385,21 @@ fn ending(
         while extensions < max_extensions && rng.random::<f64>() < ends.extend_again {
             extensions += 1;
         }
-        return (
-            reserved + frame * Millis::from(extensions + 1),
-            Ending::Extended(extensions),
-        );
+        let boundary = reserved + frame * Millis::from(extensions + 1);
+        return (boundary + late(ends, rng), Ending::Extended(extensions));
     }
-    (first_frame.max(start + 1), Ending::Frame)
+    (
+        (first_frame + late(ends, rng)).max(start + 1),
+        Ending::Frame,
+    )
+}
+
+/// How long a broadcast ending at a frame boundary stays listed past it. Draws nothing
+/// when the scenario has no lateness, so that its worlds stay as they were.
+fn late(ends: &Ends, rng: &mut SmallRng) -> Millis {
+    if ends.late_max_seconds > 0.0 {
+        (rng.random_range(0.0..ends.late_max_seconds) * SECOND as f64).round() as Millis
+    } else {
+        0
+    }
 }

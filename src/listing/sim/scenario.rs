@@ -79,6 +79,10 @@ pub struct Ends {
     pub extend_again: f64,
     /// Longest broadcast, hours from the reservation.
     pub max_hours: f64,
+    /// Longest time, seconds, that a broadcast ending at a frame boundary stays listed past
+    /// it (uniform from 0; 0 by default): a listing whose clock runs behind the reader's, or
+    /// that applies its ends on ticks of its own.
+    pub late_max_seconds: f64,
 }
 
 impl Default for Ends {
@@ -90,6 +94,7 @@ impl Default for Ends {
             extend: 0.13,
             extend_again: 0.4,
             max_hours: 6.0,
+            late_max_seconds: 0.0,
         }
     }
 }
@@ -312,6 +317,10 @@ impl Scenario {
             "ends.max_hours: must be at least one frame and at most 48",
         );
         check(
+            (0.0..=self.frame_minutes * 60.0 / 2.0).contains(&self.ends.late_max_seconds),
+            "ends.late_max_seconds: must lie between 0 and half a frame",
+        );
+        check(
             self.ends.early_max_minutes <= 1_440.0,
             "ends.early_max_minutes: must be at most 1440",
         );
@@ -378,6 +387,7 @@ impl Scenario {
         scenario.ends.early_min_minutes /= factor;
         scenario.ends.early_max_minutes /= factor;
         scenario.ends.max_hours /= factor;
+        scenario.ends.late_max_seconds /= factor;
         for band in &mut scenario.gaps {
             band.min_seconds /= factor;
             band.max_seconds /= factor;
