@@ -227,6 +227,9 @@ const MIGRATIONS: &[M<'static>] = &[
     // 12: where a listing without a total ended, as its detector last saw it, so that a
     // restarted detector knows how far its list reaches.
     M::up("ALTER TABLE listing_memory ADD COLUMN end_offset INTEGER;"),
+    // 13: how late after their boundaries a listing was seen to end frames, so that a
+    // restarted detector does not take late ends for extensions until it sees one again.
+    M::up("ALTER TABLE listing_memory ADD COLUMN frame_lateness_ms INTEGER NOT NULL DEFAULT 0;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -404,7 +407,8 @@ impl Store {
         state.memory = self
             .conn
             .query_row(
-                "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset FROM listing_memory
+                "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms
+                FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
                 |row| {
@@ -413,6 +417,7 @@ impl Store {
                         sweep_share: row.get(1)?,
                         sweep_empty_at: row.get(2)?,
                         end_offset: row.get(3)?,
+                        frame_lateness: row.get(4)?,
                     })
                 },
             )
@@ -440,14 +445,15 @@ impl Store {
         match memory {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
-                (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset)
-                VALUES (?1, ?2, ?3, ?4, ?5)",
+                (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     listing,
                     memory.round_at,
                     memory.sweep_share,
                     memory.sweep_empty_at,
-                    memory.end_offset
+                    memory.end_offset,
+                    memory.frame_lateness
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

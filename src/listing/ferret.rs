@@ -427,6 +427,7 @@ impl FerretPager {
             self.sweep_budget.restore(memory.sweep_empty_at);
             self.end_offset = memory.end_offset;
             self.total = self.estimate_total();
+            self.frame_ends.restore(memory.frame_lateness);
         }
         self
     }
@@ -1540,6 +1541,7 @@ impl Pager for FerretPager {
             sweep_share: self.share.share,
             sweep_empty_at: self.sweep_budget.empty_at(),
             end_offset: self.end_offset,
+            frame_lateness: self.frame_ends.lateness(),
         })
     }
 }
@@ -2200,8 +2202,8 @@ mod tests {
     /// drains. Its next round reaches back a tolerance before that round, and the 2½
     /// tolerances that bound it count from the last read before the restart (down five
     /// minutes here): the downtime is not lateness. It also knows where the end of a listing
-    /// without a total was. Times ahead of the clock at the first poll (the clock was set
-    /// back) are dropped, as if there were no memory.
+    /// without a total was, and how late its frames ended. Times ahead of the clock at the first
+    /// poll (the clock was set back) are dropped, as if there were no memory.
     #[test]
     fn a_resumed_detector_goes_on_with_its_memory() {
         let t0: Millis = 1_000 * 60 * MINUTE;
@@ -2212,6 +2214,7 @@ mod tests {
             sweep_share: 0.9,
             sweep_empty_at: Some(t0 - 10 * MINUTE),
             end_offset: Some(40),
+            frame_lateness: 12 * SECOND,
         };
         let high = params.sweep_share + SHARE_RISE;
         let resumed = |memory| {
@@ -2229,11 +2232,15 @@ mod tests {
         assert_eq!(oldest, t0 - 14 * MINUTE - KEY_RESOLUTION);
         // 40 broadcasts in the list, of which the book knows none: 3 pages of 18.
         assert_eq!(end, Some(3));
+        // Frames may end up to a quarter past the lateness seen before the restart.
+        let late = FerretPager::new(params.clone(), Book::new()).resume(last_read, Some(memory));
+        assert_eq!(late.frame_ends.window(), 15 * SECOND);
         let fresh = Memory {
             round_at: None,
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0),
             end_offset: None,
+            frame_lateness: 0,
         };
         assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND, None));
         let ahead = Memory {
@@ -2241,6 +2248,7 @@ mod tests {
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0 + MINUTE),
             end_offset: None,
+            frame_lateness: 0,
         };
         assert_eq!(resumed(Some(ahead)).0, fresh);
     }

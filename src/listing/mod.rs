@@ -380,6 +380,12 @@ pub struct Memory {
     /// a total missed 1,919 starts within the tolerance on seeds 1–64 and slipped 11,332
     /// frame ends; 41 and none with it).
     pub end_offset: Option<i64>,
+    /// How long after its boundary the listing was seen to end a frame (0: never seen late).
+    /// Resumed without it, a detector took a broadcast seen on air past its boundary's second
+    /// as extended until a late one showed the lateness again (frames up to 10 s late,
+    /// restarted every 20 minutes and down 60 s, seeds 1–32: 2 frame ends slipped in real
+    /// time and 6 at ×20).
+    pub frame_lateness: Millis,
 }
 
 /// Builds a detector of the given strategy, starting from `book` (empty, or restored from the

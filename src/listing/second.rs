@@ -137,6 +137,16 @@ impl FrameEnds {
             .retain(|_, (boundary, _)| *boundary >= before);
     }
 
+    /// The longest after its boundary a frame was seen to end (0 if none was seen late).
+    pub(crate) fn lateness(&self) -> Millis {
+        self.lateness
+    }
+
+    /// Goes on with the lateness a detector before a restart had seen.
+    pub(crate) fn restore(&mut self, lateness: Millis) {
+        self.lateness = self.lateness.max(lateness.clamp(0, self.watch));
+    }
+
     /// Whether frames are known to end on the second the key gives.
     pub(crate) fn trusted(&self) -> bool {
         !self.broken && self.outlived >= TRUST_AFTER

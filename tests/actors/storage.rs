@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 12);
+        assert_eq!(store.schema_version().unwrap(), 13);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -154,26 +154,27 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
 }
 
 /// What a listing's detector learnt beyond its book (its sweep, the end of a list without a
-/// total) comes back after a reopen as the latest read left it, each listing's apart; a read
+/// total, how late its frames end) comes back after a reopen as the latest read left it, each listing's apart; a read
 /// without it (a strategy that keeps none) forgets it.
 #[test]
 fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ferret.db");
-    let memory = |round_at, share, end_offset| Memory {
+    let memory = |round_at, share, end_offset, frame_lateness| Memory {
         round_at,
         sweep_share: share,
         sweep_empty_at: Some(1_500),
         end_offset,
+        frame_lateness,
     };
     {
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.load_listing("sim").unwrap().memory, None);
-        let first = Some(memory(None, 0.25, None));
+        let first = Some(memory(None, 0.25, None, 0));
         store
             .record_listing_read("sim", 1_000, &[], first, 0)
             .unwrap();
-        let second = Some(memory(Some(1_200), 0.3, Some(-4)));
+        let second = Some(memory(Some(1_200), 0.3, Some(-4), 7_500));
         store
             .record_listing_read("sim", 2_000, &[], second, 0)
             .unwrap();
@@ -183,14 +184,17 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     }
     let mut store = Store::open(&path).unwrap();
     let state = store.load_listing("sim").unwrap();
-    assert_eq!(state.memory, Some(memory(Some(1_200), 0.3, Some(-4))));
+    assert_eq!(
+        state.memory,
+        Some(memory(Some(1_200), 0.3, Some(-4), 7_500))
+    );
     store
         .record_listing_read("other", 3_000, &[], None, 0)
         .unwrap();
     assert_eq!(store.load_listing("other").unwrap().memory, None);
     assert_eq!(
         store.load_listing("sim").unwrap().memory,
-        Some(memory(Some(1_200), 0.3, Some(-4)))
+        Some(memory(Some(1_200), 0.3, Some(-4), 7_500))
     );
 }
 

@@ -1773,6 +1773,22 @@ fn restarted_every_twenty_minutes(scenario: &Scenario, keep_memory: bool) -> sim
     )
 }
 
+/// Frames up to 10 s late, restarted every twenty minutes and down a minute (seed 6): the
+/// lateness comes back with the memory, and no frame end slips. A detector that learnt it
+/// again from nothing took the broadcasts seen past their boundary's second for extended until
+/// it had, and one frame end slipped here.
+#[test]
+fn sim_run_ferret_remembers_how_late_frames_end_across_restarts() {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    scenario.ends.late_max_seconds = 10.0;
+    scenario.seed = 6;
+    let report = restarted_every_twenty_minutes(&scenario, true);
+    assert_eq!(report.false_off_air, 0, "{report:#?}");
+    assert_eq!(report.slipped, 0, "{report:#?}");
+    assert_eq!(report.on_air_duplicates, 0, "{report:#?}");
+    assert!(report.frame_ends > 4_000, "{report:#?}");
+}
+
 /// `peak2009` from a listing without a total, restarted every twenty minutes and down a
 /// minute each time (seed 4): ferret keeps every rule. Before stop 41 the resumed detector
 /// knew no end until it happened to read a short page: its sweep waited for one, and each
