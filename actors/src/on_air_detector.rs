@@ -38,7 +38,7 @@ use ferret::config::ListingSource;
 use ferret::feed::ParseOptions;
 use ferret::fetch::{charset_of, parse_retry_after, Validators};
 use ferret::listing::{pager, view_from_feed, Book, EventKind, EventRecord, Millis, Pager};
-use ferret::listing::{ReadOutcome, ReadTime, HOUR, SECOND};
+use ferret::listing::{PageView, ReadOutcome, ReadTime, HOUR, SECOND};
 use ferret::Role;
 use tracing::{debug, error, info, warn, Instrument as _};
 
@@ -107,6 +107,8 @@ struct Watch {
     not_before: Millis,
     /// The detector's sweep share as last logged.
     logged_share: Option<f64>,
+    /// When a `pubDate` ahead of this machine's clock was last logged.
+    logged_ahead: Option<Millis>,
 }
 
 /// How far the detector's sweep share moves before it is logged again: it moves by half a
@@ -136,6 +138,7 @@ impl OnAirDetector {
                         timer: None,
                         not_before: Millis::MIN,
                         logged_share: None,
+                        logged_ahead: None,
                     },
                 );
             }
@@ -341,6 +344,29 @@ impl Handle<ListingTick> for OnAirDetector {
     }
 }
 
+/// Logs (at most once a listing hour) a page whose newest `pubDate` lies more than the grace
+/// ahead of the read's start on this machine's clock. Frames are taken to end a frame after
+/// their `pubDate`, so the listing's clock or its time zone being off by that much makes every
+/// Off Air come late by as much, and slip past the grace.
+fn warn_of_keys_ahead(watch: &mut Watch, listing: &str, view: &PageView, started_at: Millis) {
+    let params = &watch.source.params;
+    let Some(newest) = view.items.iter().map(|item| item.key).max() else {
+        return;
+    };
+    let ahead = newest - started_at;
+    let quiet = watch
+        .logged_ahead
+        .is_some_and(|at| started_at - at < params.listing_hour());
+    if ahead > params.grace && !quiet {
+        warn!(
+            %listing,
+            ahead_secs = ahead / SECOND,
+            "A pubDate lies ahead of this machine's clock: the listing's clock or its time zone is off, and Off Air events will come that much late (frames are taken to end frame_secs after the pubDate)."
+        );
+        watch.logged_ahead = Some(started_at);
+    }
+}
+
 impl Handle<ListingPageRead> for OnAirDetector {
     type Reply = ();
 
@@ -364,12 +390,15 @@ impl Handle<ListingPageRead> for OnAirDetector {
                 "The listing answered 429 Too Many Requests: no read before the wait is over (its budget may be more than it allows)."
             );
         }
+        let seen = match &msg.outcome {
+            ReadOutcome::Page(view) => {
+                warn_of_keys_ahead(watch, &msg.listing, view, msg.started_at);
+                view.items.iter().map(|item| item.id.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
         let Some(detector) = watch.pager.as_mut() else {
             return;
-        };
-        let seen = match &msg.outcome {
-            ReadOutcome::Page(view) => view.items.iter().map(|item| item.id.clone()).collect(),
-            _ => Vec::new(),
         };
         detector.handle_read(now, msg.outcome);
         let read = cx.envelope(RecordListingRead {

@@ -303,7 +303,11 @@ past_end = "not_found"
 
 /// A listing page of two broadcasts reserved a minute ago, the whole list.
 fn two_on_air() -> String {
-    let reserved = chrono::Utc::now() - chrono::Duration::minutes(1);
+    two_reserved(chrono::Utc::now() - chrono::Duration::minutes(1))
+}
+
+/// A listing page of two broadcasts reserved at `reserved` and a second later, the whole list.
+fn two_reserved(reserved: chrono::DateTime<chrono::Utc>) -> String {
     let item = |n: i64| {
         let date = (reserved + chrono::Duration::seconds(n)).to_rfc2822();
         format!(
@@ -318,6 +322,38 @@ fn two_on_air() -> String {
         item(2),
         item(1)
     )
+}
+
+/// A listing whose `pubDate`s lie nine hours ahead of this machine's clock (its local time
+/// written as UTC, say) is warned of, with how far ahead, and once only: over ten reads, one
+/// warning.
+#[test]
+fn a_pub_date_ahead_of_the_clock_is_warned_of_once() {
+    use crate::support::http::{Response, TestServer};
+    let page = two_reserved(chrono::Utc::now() + chrono::Duration::hours(9));
+    let server = TestServer::start(move |_, _| Response::ok("application/rss+xml", page.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let mut daemon = Daemon::start_with(
+        false,
+        "",
+        "",
+        &listing_config(&server.url("/recent/rss?p={page}"), &events),
+    );
+    let is_warning = |v: &Value| {
+        v["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ahead of this machine's clock"))
+    };
+    let warned = daemon.wait_for_log(is_warning);
+    let ahead = warned["fields"]["ahead_secs"].as_i64().unwrap();
+    assert!((9 * 3600 - 60..=9 * 3600 + 60).contains(&ahead), "{warned}");
+    eventually_blocking(Duration::from_secs(10), "ten reads", || {
+        (server.requests().len() >= 10).then_some(())
+    });
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+    assert_eq!(daemon.logs().iter().filter(|v| is_warning(v)).count(), 1);
 }
 
 /// How long after a first read answered `429 Too Many Requests`, with `retry_after` as its
