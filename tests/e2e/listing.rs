@@ -3,7 +3,7 @@
 //! one, no On Air missed within the tolerance, none reported twice — also across a `kill -9`.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -301,6 +301,23 @@ past_end = "not_found"
     assert!(given_up > 0, "no read was given up on");
 }
 
+/// The daemon watching the one listing at `url` (its pages `{page}`), its events file in
+/// `dir`, and that file.
+fn daemon_watching(url: &str, dir: &Path) -> (Daemon, PathBuf) {
+    let events = dir.join("events.jsonl");
+    let daemon = Daemon::start_with(false, "", "", &listing_config(url, &events));
+    (daemon, events)
+}
+
+/// Whether a JSON log line's message contains `text`.
+fn says(text: &'static str) -> impl Fn(&Value) -> bool + Copy {
+    move |v| {
+        v["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(text))
+    }
+}
+
 /// A listing page of two broadcasts reserved a minute ago, the whole list.
 fn two_on_air() -> String {
     two_reserved(chrono::Utc::now() - chrono::Duration::minutes(1))
@@ -333,18 +350,8 @@ fn a_pub_date_ahead_of_the_clock_is_warned_of_once() {
     let page = two_reserved(chrono::Utc::now() + chrono::Duration::hours(9));
     let server = TestServer::start(move |_, _| Response::ok("application/rss+xml", page.clone()));
     let dir = tempfile::tempdir().unwrap();
-    let events = dir.path().join("events.jsonl");
-    let mut daemon = Daemon::start_with(
-        false,
-        "",
-        "",
-        &listing_config(&server.url("/recent/rss?p={page}"), &events),
-    );
-    let is_warning = |v: &Value| {
-        v["fields"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("ahead of this machine's clock"))
-    };
+    let (mut daemon, _) = daemon_watching(&server.url("/recent/rss?p={page}"), dir.path());
+    let is_warning = says("ahead of this machine's clock");
     let warned = daemon.wait_for_log(is_warning);
     let ahead = warned["fields"]["ahead_secs"].as_i64().unwrap();
     assert!((9 * 3600 - 60..=9 * 3600 + 60).contains(&ahead), "{warned}");
@@ -368,22 +375,12 @@ fn wait_after_429(retry_after: &'static str) -> (Duration, Value) {
         _ => Response::ok("application/rss+xml", page.clone()),
     });
     let dir = tempfile::tempdir().unwrap();
-    let events = dir.path().join("events.jsonl");
-    let mut daemon = Daemon::start_with(
-        false,
-        "",
-        "",
-        &listing_config(&server.url("/recent/rss?p={page}"), &events),
-    );
+    let (mut daemon, events) = daemon_watching(&server.url("/recent/rss?p={page}"), dir.path());
     eventually_blocking(Duration::from_secs(10), "both broadcasts On Air", || {
         (json_lines(&events).len() >= 2).then_some(())
     });
     let reads = server.requests();
-    let warned = daemon.wait_for_log(|v| {
-        v["fields"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("429 Too Many Requests"))
-    });
+    let warned = daemon.wait_for_log(says("429 Too Many Requests"));
     daemon.signal(Signal::SIGTERM);
     assert!(daemon.wait_exit(Duration::from_secs(10)).success());
     (
