@@ -12,8 +12,9 @@
 //! is never assumed, and never trusted again once contradicted; each detector learns it anew.
 //!
 //! A listing may also end frames later than that: its clock runs behind the reader's, or it
-//! applies ends on ticks of its own. A broadcast seen on air past its boundary's second and
-//! then proven gone before its next boundary shows it (the simulator never ends an extended
+//! applies ends on ticks of its own. A broadcast seen on air past its boundary's second (or,
+//! once frames are trusted to end on the second, past the boundary itself) and then proven
+//! gone before its next boundary shows it (the simulator never ends an extended
 //! broadcast early, and a real listing rarely does within minutes of a boundary). From the first
 //! such broadcast on, a frame may end up to a quarter more than the longest such lag after its
 //! boundary (at most the `watch` the detector gives, half its grace): a broadcast seen within
@@ -91,8 +92,9 @@ impl FrameEnds {
         }
     }
 
-    /// Keeps a sighting past a boundary's second and within `watch` of it, and forgets the
-    /// broadcast once it is seen past `watch` (it was extended).
+    /// Keeps a sighting past the window after a boundary (or past its second, whichever is
+    /// less: frames trusted to end on the second have no window) and within `watch` of it, and
+    /// forgets the broadcast once it is seen past `watch` (it was extended).
     fn seen_lingering(&mut self, item: &Listed, seen_at: Millis, frame: Millis) {
         let since = seen_at - item.key;
         let into_frame = since % frame.max(1);
@@ -100,7 +102,8 @@ impl FrameEnds {
             return;
         }
         let boundary = seen_at - into_frame;
-        if (KEY_RESOLUTION..self.watch).contains(&into_frame) {
+        let from = self.window().min(KEY_RESOLUTION);
+        if (from..self.watch).contains(&into_frame) {
             let lag = self
                 .lingering
                 .entry(item.id.clone())
@@ -258,6 +261,26 @@ mod tests {
         ends.seen(&later, later.key + 3 * FRAME + 130 * SECOND, FRAME);
         ends.gone(&later.id, later.key + 3 * FRAME + 200 * SECOND, FRAME);
         assert_eq!(ends.window(), WATCH);
+    }
+
+    /// Frames trusted to end on the second, then a broadcast seen on air half a second past
+    /// its boundary and proven gone before its next one: the listing ends frames late after
+    /// all, and a frame may end anywhere in the boundary's second again. Before, a trusted
+    /// listing watched nothing more, and frames that ended within the second slipped.
+    #[test]
+    fn a_frame_ending_within_the_second_after_trust_shows_lateness() {
+        let mut ends = FrameEnds::new(WATCH);
+        for n in 0..i64::from(TRUST_AFTER) {
+            let broadcast = item(n);
+            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
+            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
+        }
+        assert_eq!(ends.window(), 0);
+        let late = item(1_000);
+        ends.seen(&late, late.key + FRAME + SECOND / 2, FRAME);
+        ends.gone(&late.id, late.key + FRAME + 30 * SECOND, FRAME);
+        assert_eq!(ends.lateness(), SECOND / 2);
+        assert_eq!(ends.window(), KEY_RESOLUTION);
     }
 
     /// A broadcast seen past the watch after its boundary was extended, and one gone only
