@@ -14,9 +14,9 @@
 //! A listing may also end frames later than that: its clock runs behind the reader's, or it
 //! applies ends on ticks of its own. A broadcast seen on air past its boundary's second (or,
 //! once frames are trusted to end on the second, past the boundary itself) and then proven
-//! gone before its next boundary shows it (the simulator never ends an extended
-//! broadcast early, and a real listing rarely does within minutes of a boundary). From the first
-//! such broadcast on, a frame may end up to a quarter more than the longest such lag after its
+//! gone before its next boundary shows it (the simulator never ends an extended broadcast
+//! early, and a real listing rarely does within minutes of a boundary). From the first such
+//! broadcast on, a frame may end up to a quarter more than the longest such lag after its
 //! boundary (at most the `watch` the detector gives, half its grace): a broadcast seen within
 //! that window is still due at the boundary and read again, where before it was taken as
 //! extended and its end slipped. (Twice the lag kept the rules as well, with later reports.)
@@ -49,8 +49,8 @@ pub(crate) struct FrameEnds {
     outlived: u32,
     /// Whether one of them was proven gone at its boundary.
     broken: bool,
-    /// Broadcasts seen on air past a boundary's second and within `watch` of the boundary,
-    /// with that boundary and how long after it they were last seen.
+    /// Broadcasts seen on air past the window after a boundary (at most its second) and within
+    /// `watch` of the boundary, with that boundary and how long after it they were last seen.
     lingering: HashMap<Arc<str>, (Millis, Millis)>,
     /// The longest after its boundary a broadcast was seen on air that was then proven gone
     /// before its next boundary; 0 until one was.
