@@ -188,17 +188,26 @@ mod tests {
         }
     }
 
+    /// Shows the broadcasts `numbers` on air half a second after their first boundary and
+    /// again a second after it: extended, as far as the pages tell.
+    fn see_extended(ends: &mut FrameEnds, numbers: std::ops::Range<i64>) {
+        for n in numbers {
+            let broadcast = item(n);
+            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
+            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
+        }
+    }
+
     /// Extended broadcasts seen within the second after their boundary and again after it:
     /// trusted after `TRUST_AFTER` of them, and not before.
     #[test]
     fn frames_that_end_on_the_second_are_trusted_after_enough_extended_broadcasts() {
         let mut ends = FrameEnds::new(WATCH);
-        for n in 0..i64::from(TRUST_AFTER) {
-            let broadcast = item(n);
-            assert_eq!(ends.window(), KEY_RESOLUTION);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
-        }
+        let last = i64::from(TRUST_AFTER) - 1;
+        see_extended(&mut ends, 0..last);
+        assert!(!ends.trusted());
+        assert_eq!(ends.window(), KEY_RESOLUTION);
+        see_extended(&mut ends, last..last + 1);
         assert!(ends.trusted());
         assert_eq!(ends.window(), 0);
     }
@@ -211,11 +220,7 @@ mod tests {
         let early = item(1_000);
         ends.seen(&early, early.key + FRAME + SECOND / 4, FRAME);
         ends.gone(&early.id, early.key + FRAME + 3 * SECOND, FRAME);
-        for n in 0..2 * i64::from(TRUST_AFTER) {
-            let broadcast = item(n);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
-        }
+        see_extended(&mut ends, 0..2 * i64::from(TRUST_AFTER));
         assert!(!ends.trusted());
         assert_eq!(ends.window(), KEY_RESOLUTION);
     }
@@ -244,11 +249,7 @@ mod tests {
     #[test]
     fn a_broadcast_gone_after_a_sighting_past_its_second_shows_lateness() {
         let mut ends = FrameEnds::new(WATCH);
-        for n in 0..i64::from(TRUST_AFTER) {
-            let broadcast = item(n);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
-        }
+        see_extended(&mut ends, 0..i64::from(TRUST_AFTER));
         assert_eq!(ends.window(), 0);
         let late = item(1_000);
         ends.seen(&late, late.key + FRAME + 4 * SECOND, FRAME);
@@ -270,11 +271,7 @@ mod tests {
     #[test]
     fn a_frame_ending_within_the_second_after_trust_shows_lateness() {
         let mut ends = FrameEnds::new(WATCH);
-        for n in 0..i64::from(TRUST_AFTER) {
-            let broadcast = item(n);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND / 2, FRAME);
-            ends.seen(&broadcast, broadcast.key + FRAME + SECOND, FRAME);
-        }
+        see_extended(&mut ends, 0..i64::from(TRUST_AFTER));
         assert_eq!(ends.window(), 0);
         let late = item(1_000);
         ends.seen(&late, late.key + FRAME + SECOND / 2, FRAME);
