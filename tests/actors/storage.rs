@@ -154,8 +154,8 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
 }
 
 /// What a listing's detector learnt beyond its book (its sweep, the end of a list without a
-/// total, how late its frames end) comes back after a reopen as the latest read left it, each listing's apart; a read
-/// without it (a strategy that keeps none) forgets it.
+/// total, how late its frames end) comes back after a reopen as the latest read left it,
+/// each listing's apart; a read without it (a strategy that keeps none) forgets it.
 #[test]
 fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();

@@ -1527,7 +1527,7 @@ fn sim_run_ferret_where_frames_end_late() {
     scenario.seed = 2;
     let world = World::new(&scenario, scenario.virtual_t0(), HOUR);
     let late = |b: &&Broadcast| {
-        matches!(b.ending, Ending::Frame) && b.end > b.reserved + 30 * MINUTE + SECOND
+        matches!(b.ending, Ending::Frame) && b.end > b.reserved + scenario.frame() + SECOND
     };
     assert!(world.broadcasts().iter().filter(late).count() > 1_000);
     ferret_keeps_the_rules_at_the_peak(&scenario);

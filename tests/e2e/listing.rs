@@ -323,7 +323,8 @@ fn two_on_air() -> String {
     two_reserved(chrono::Utc::now() - chrono::Duration::minutes(1))
 }
 
-/// A listing page of two broadcasts reserved at `reserved` and a second later, the whole list.
+/// A listing page of two broadcasts reserved one and two seconds after `reserved`, the whole
+/// list.
 fn two_reserved(reserved: chrono::DateTime<chrono::Utc>) -> String {
     let item = |n: i64| {
         let date = (reserved + chrono::Duration::seconds(n)).to_rfc2822();
