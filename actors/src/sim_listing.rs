@@ -13,7 +13,7 @@
 //! compressed `--time-scale` times (a 30-minute frame lasts 90 s at ×20) for `--hours` of real
 //! time from now; after that no broadcast starts and the listing empties. Each request moves
 //! the world to the real time it arrives at and answers with the scenario's faults (failed
-//! reads, empty pages under the true total, reads held unanswered).
+//! reads, empty pages (under the true total, or `[reads] empty_total`), reads held unanswered).
 //!
 //! On SIGINT or SIGTERM the server stops and, with `--truth FILE`, the ground truth is written
 //! as JSON lines: every broadcast on air at some time between start-up and exit (see

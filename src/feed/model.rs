@@ -39,6 +39,10 @@ pub struct Feed {
     /// `warnings` says what was recovered (feedparser calls this `bozo`). A warning about a
     /// field's value, such as an unreadable date, does not make a document ill-formed.
     pub well_formed: bool,
+    /// Whether the document ended inside an open element: a body cut short in transit, or a
+    /// server that stopped writing. What was read is kept (and `well_formed` is false), but
+    /// whatever followed the cut is missing, and the last value read may be cut too.
+    pub cut_off: bool,
     /// What was wrong with the document and how it was recovered.
     pub warnings: Vec<Warning>,
 }

@@ -1228,6 +1228,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         if let Some(frame) = self.stack.last() {
             let name = String::from_utf8_lossy(frame.name).into_owned();
             let at = self.text.len();
+            self.feed.cut_off = true;
             self.ill_formed(
                 at,
                 format!("document ends inside <{name}> (cut off?); what was read is kept"),

@@ -170,6 +170,14 @@ struct DueMiss {
     step: i32,
 }
 
+/// An empty page whose own total ends the list above it, where the total known does not, is
+/// taken as a fault until this many empty pages in a row have said so: a listing whose
+/// failing backend renders an empty result with a total of 0 answers like a list that has
+/// emptied, and taking it at its word put the end of the list at page 0 (`peak2009` with 1 %
+/// such pages, seeds 1–8: 502 frame ends slipped). A page with items sets the total anyway,
+/// so only a list that really emptied waits for this.
+const EMPTY_END_READS: u32 = 3;
+
 /// A channel total is brought to now ([`FerretPager::total_now`]) while it is at most this
 /// fraction of a head interval old.
 const TOTAL_FRESH_PER_HEAD: Millis = 4;
@@ -353,6 +361,9 @@ pub struct FerretPager {
     /// A short page disagreed with the channel's total: it is set aside until a short page
     /// agrees again, and the pages prove the end as a listing's without a total.
     total_trust: TotalTrust,
+    /// The total the latest empty pages in a row gave against the total known, and how many
+    /// did ([`EMPTY_END_READS`]).
+    empty_end: Option<(u64, u32)>,
     /// A listing without a total: where a page last showed its end, less the book's live
     /// broadcasts at the time, so that the estimate of the end follows the starts the head
     /// sees and the ends the book counts between reads of the end.
@@ -404,6 +415,7 @@ impl FerretPager {
             resumed_after: None,
             end_check: None,
             total_trust: TotalTrust::Trusted,
+            empty_end: None,
             end_offset: None,
             read_time: ReadTime::default(),
             deep_rare: false,
@@ -690,6 +702,27 @@ impl FerretPager {
             view.total = None;
         }
         view
+    }
+
+    /// Whether `view` is an empty page whose total ends the list above it while the total
+    /// known does not, and fewer than [`EMPTY_END_READS`] empty pages in a row have said so.
+    fn doubted_end(&mut self, view: &PageView) -> bool {
+        let (Some(total), Some(known)) = (view.total.filter(|_| view.items.is_empty()), self.total)
+        else {
+            self.empty_end = None;
+            return false;
+        };
+        let above = u64::from(view.page - 1) * u64::from(self.per_page);
+        if total > above || known <= above {
+            self.empty_end = None;
+            return false;
+        }
+        let reads = match self.empty_end {
+            Some((said, reads)) if said == total => reads + 1,
+            _ => 1,
+        };
+        self.empty_end = (reads < EMPTY_END_READS).then_some((total, reads));
+        reads < EMPTY_END_READS
     }
 
     /// Whether a check of the end reads the page above its short page before that page
@@ -1317,6 +1350,15 @@ impl FerretPager {
         };
         let view = self.trusted_total(view);
         let view = self.past_the_end(view);
+        if self.doubted_end(&view) {
+            // Read as an empty page the total contradicts.
+            if let Purpose::Due(id) = purpose {
+                if page > 1 {
+                    self.due_miss = Some(DueMiss { id, page, step: -1 });
+                }
+            }
+            return;
+        }
         // Every page carries the channel's total, or the estimate stands. A total trusted again
         // ends a check of the end under way: the pages that agree with it prove the end.
         self.channel_total = view.total.is_some();
@@ -1889,6 +1931,31 @@ mod tests {
         read_without_total(&mut pager, t + 3 * SECOND, 4, &[]);
         assert_gone(&mut pager, &items[46..]);
         assert_eq!(pager.total, Some(46));
+    }
+
+    /// An empty page whose total ends the list above it, where the total known does not (a
+    /// failing backend's empty result with a total of 0), is a fault until three in a row
+    /// say so; a page with items in between starts the count again. A list that emptied
+    /// says so on every read.
+    #[test]
+    fn an_empty_end_is_believed_only_when_pages_repeat_it() {
+        let (mut pager, items, t0) = three_pages(Some(48));
+        let mut t = t0;
+        for _ in 0..2 {
+            for _ in 0..2 {
+                t += SECOND;
+                read(&mut pager, t, 2, 0, Vec::new());
+                assert_eq!(pager.total, Some(48));
+            }
+            t += SECOND;
+            read(&mut pager, t, 1, 48, items[..18].to_vec());
+        }
+        assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
+        for _ in 0..3 {
+            t += SECOND;
+            read(&mut pager, t, 1, 0, Vec::new());
+        }
+        assert_eq!(pager.total, Some(0));
     }
 
     /// A total a minute old, while more broadcasts end than start, says more than the last

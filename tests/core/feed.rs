@@ -223,6 +223,7 @@ fn malformed_input_is_recovered_and_reported() {
     assert_eq!(feed.items[1].title.as_deref(), Some("cut off"));
     assert_eq!(feed.items[1].link.as_deref(), Some("http://example.com/2"));
     assert!(!feed.well_formed);
+    assert!(feed.cut_off);
     let messages: Vec<&str> = feed.warnings.iter().map(|w| w.message.as_str()).collect();
     for expected in ["bare `&`", "`&eacute;`", "`&nosuch;`", "ends inside <link>"] {
         assert!(
@@ -243,6 +244,7 @@ fn mismatched_and_stray_end_tags_are_closed_where_they_belong() {
     assert_eq!(feed.items[0].summary.as_deref(), Some("x <br> y"));
     assert_eq!(feed.items[1].title.as_deref(), Some("b"));
     assert!(!feed.well_formed);
+    assert!(!feed.cut_off, "ill-formed, but read to its end");
 }
 
 #[test]

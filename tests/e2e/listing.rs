@@ -364,6 +364,65 @@ fn a_pub_date_ahead_of_the_clock_is_warned_of_once() {
     assert_eq!(daemon.logs().iter().filter(|v| is_warning(v)).count(), 1);
 }
 
+/// A page cut off in transit (or by a server that stopped writing) is a failed read: the
+/// parser keeps what it read, so the broadcasts past the cut would read as gone, and the last
+/// value read may be cut short. Two broadcasts whose items give the `pubDate` before the
+/// `guid`, served whole three times and then cut inside the second's `guid`, over a frame
+/// boundary and its grace: the two are reported On Air once and nothing else, and the cut
+/// reads are warned of. Taken as a page, the cut one reported a broadcast `lv` On Air.
+#[test]
+fn a_page_cut_off_is_a_failed_read() {
+    use crate::support::http::{Response, TestServer};
+    let reserved = chrono::Utc::now() - chrono::Duration::seconds(80);
+    let item = |n: i64| {
+        let date = (reserved + chrono::Duration::seconds(n)).to_rfc2822();
+        format!("<item><title>{n}</title><pubDate>{date}</pubDate><guid>lv{n}</guid></item>")
+    };
+    let page = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:nicolive="http://live.nicovideo.jp/">
+<channel><title>Live</title><nicolive:total_count>2</nicolive:total_count>{}{}</channel></rss>"#,
+        item(2),
+        item(1)
+    );
+    let cut = page[..page.rfind("<guid>lv").unwrap() + "<guid>lv".len()].to_string();
+    let server = TestServer::start(move |request, n| {
+        let body = if request.path.ends_with("p=1") && n >= 3 {
+            cut.clone()
+        } else {
+            page.clone()
+        };
+        Response::ok("application/rss+xml", body)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (mut daemon, events) = daemon_watching(&server.url("/recent/rss?p={page}"), dir.path());
+    eventually_blocking(Duration::from_secs(10), "both broadcasts On Air", || {
+        (json_lines(&events).len() >= 2).then_some(())
+    });
+    // Past the frames' next boundary (30-second frames, 90 s after the reservation) and the
+    // grace (5 s).
+    std::thread::sleep(Duration::from_secs(30));
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+    let events: Vec<_> = json_lines(&events)
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["event"].as_str().unwrap(),
+                e["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(events, ["on_air lv2", "on_air lv1"]);
+    let is_cut = |v: &Value| {
+        v["fields"]["cause"]
+            .as_str()
+            .is_some_and(|cause| cause.contains("cut off"))
+    };
+    assert!(daemon.logs().iter().filter(|v| is_cut(v)).count() >= 3);
+}
+
 /// How long after a first read answered `429 Too Many Requests`, with `retry_after` as its
 /// `Retry-After`, the daemon read the listing again (its budget, 15 reads a second, would
 /// have read it again at once), once it has reported the page's two broadcasts; and the

@@ -23,7 +23,7 @@ use rand::{Rng, SeedableRng};
 
 pub use files::{read_events, read_truth, truth_until};
 pub use oracle::{lower_bound, LowerBound};
-pub use scenario::{Ends, GapBand, PastEnd, Reads, Scenario, Starts, BUILT_IN};
+pub use scenario::{EmptyTotal, Ends, GapBand, PastEnd, Reads, Scenario, Starts, BUILT_IN};
 pub use score::{run, run_restarted, score, Report, Reported, Restarts, Truth, Window};
 
 use super::{Listed, Millis, PageView, ReadOutcome, HOUR, MINUTE, SECOND};
@@ -302,7 +302,12 @@ impl World {
         if fault < failed {
             Served::Failed
         } else if fault < failed + empty {
-            Served::Page(ReadOutcome::empty(page, self.total()))
+            let total = match reads.empty_total {
+                EmptyTotal::True => self.total(),
+                EmptyTotal::Zero => self.total().map(|_| 0),
+                EmptyTotal::None => None,
+            };
+            Served::Page(ReadOutcome::empty(page, total))
         } else if fault < failed + empty + hung {
             Served::Hung(hang)
         } else {

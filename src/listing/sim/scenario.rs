@@ -117,8 +117,12 @@ pub struct GapBand {
 pub struct Reads {
     /// Share of reads that fail.
     pub failed: f64,
-    /// Share of reads that come back with no items although the total says otherwise.
+    /// Share of reads that come back with no items although the list holds some.
     pub empty: f64,
+    /// The total such an empty page gives: `"true"` (the count on air, so that the page
+    /// contradicts it), `"zero"` (a listing whose failing backend renders an empty result) or
+    /// `"none"` (no total at all). A listing without a total gives none either way.
+    pub empty_total: EmptyTotal,
     /// Share of reads the listing holds without an answer for `hang_ms` before it fails them
     /// (a reader gives up on them at its read timeout).
     pub hung: f64,
@@ -140,6 +144,19 @@ pub struct Reads {
     pub total_lag_ms: f64,
 }
 
+/// The total a faulty empty page gives ([`Reads::empty_total`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmptyTotal {
+    /// The count on air, as the other pages give it.
+    #[default]
+    True,
+    /// A total of 0.
+    Zero,
+    /// No total element.
+    None,
+}
+
 /// What the listing serves for a page past the end of its list.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -159,6 +176,7 @@ impl Default for Reads {
         Reads {
             failed: 0.01,
             empty: 0.01,
+            empty_total: EmptyTotal::True,
             hung: 0.0,
             hang_ms: 600_000.0,
             latency_min_ms: 200.0,
