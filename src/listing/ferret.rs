@@ -170,8 +170,8 @@ struct DueMiss {
     step: i32,
 }
 
-/// An empty page whose own total ends the list above it, where the total known does not, is
-/// taken as a fault until this many empty pages in a row have said so: a listing whose
+/// An empty page whose own total empties the list or ends it above the page before, where the
+/// total known does not, is taken as a fault until this many empty pages in a row have said so: a listing whose
 /// failing backend renders an empty result with a total of 0 answers like a list that has
 /// emptied, and taking it at its word put the end of the list at page 0 (`peak2009` with 1 %
 /// such pages, seeds 1–8: 502 frame ends slipped). A page with items sets the total anyway,
@@ -704,16 +704,20 @@ impl FerretPager {
         view
     }
 
-    /// Whether `view` is an empty page whose total ends the list above it while the total
-    /// known does not, and fewer than [`EMPTY_END_READS`] empty pages in a row have said so.
+    /// Whether `view` is an empty page whose total ends the list above the page before it, or
+    /// empties it, while the total known does not, and fewer than [`EMPTY_END_READS`] empty
+    /// pages in a row have said so.
     fn doubted_end(&mut self, view: &PageView) -> bool {
         let (Some(total), Some(known)) = (view.total.filter(|_| view.items.is_empty()), self.total)
         else {
             self.empty_end = None;
             return false;
         };
+        // A list that shrank since the total known was read ends on the page above; an end
+        // further up, or an empty list, is what the fault looks like.
         let above = u64::from(view.page - 1) * u64::from(self.per_page);
-        if total > above || known <= above {
+        let far = total == 0 || total + u64::from(self.per_page) <= above;
+        if !far || known <= above {
             self.empty_end = None;
             return false;
         }
@@ -1350,19 +1354,15 @@ impl FerretPager {
         };
         let view = self.trusted_total(view);
         let view = self.past_the_end(view);
-        if self.doubted_end(&view) {
-            // Read as an empty page the total contradicts.
-            if let Purpose::Due(id) = purpose {
-                if page > 1 {
-                    self.due_miss = Some(DueMiss { id, page, step: -1 });
-                }
-            }
-            return;
-        }
         // Every page carries the channel's total, or the estimate stands. A total trusted again
-        // ends a check of the end under way: the pages that agree with it prove the end.
-        self.channel_total = view.total.is_some();
-        if self.channel_total {
+        // ends a check of the end under way: the pages that agree with it prove the end. An
+        // empty page that ends the list where the total known does not is read by the known
+        // one: a page the total contradicts.
+        let doubted = self.doubted_end(&view);
+        if !doubted {
+            self.channel_total = view.total.is_some();
+        }
+        if self.channel_total && !doubted {
             self.end_check = None;
             self.total = view.total;
             self.total_at = requested_at + (now - requested_at) / 2;
@@ -1933,9 +1933,8 @@ mod tests {
         assert_eq!(pager.total, Some(46));
     }
 
-    /// An empty page whose total ends the list above it, where the total known does not (a
-    /// failing backend's empty result with a total of 0), is a fault until three in a row
-    /// say so; a page with items in between starts the count again. A list that emptied
+    /// An empty page whose total empties the list, where the total known does not (a failing
+    /// backend's empty result), is a fault until three in a row say so; a page with items in between starts the count again. A list that emptied
     /// says so on every read.
     #[test]
     fn an_empty_end_is_believed_only_when_pages_repeat_it() {
