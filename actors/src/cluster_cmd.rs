@@ -93,6 +93,7 @@ fn at_least_one(text: &str) -> Result<usize, String> {
 /// Runs the command.
 pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
     let mut items = read_stream(&args.input)?;
+    warn_of_repeated_ids(&args.input, &items);
     match args.shuffle {
         Some(seed) => items.shuffle(&mut SmallRng::seed_from_u64(seed)),
         // Stable: items of the same date keep their file order.
@@ -168,6 +169,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             "input": args.input.display().to_string(),
             "order": args.shuffle.map_or("date".to_string(), |seed| format!("shuffled {seed}")),
             "items": items.len(),
+            "scored_items": labelled.len(),
             "duplicates": clusterer.duplicates(),
             "languages": language_counts(&clusterer),
             "events": clusterer.events(),
@@ -179,7 +181,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         });
         println!("{value}");
     } else {
-        print_scores(args, &items, &clusterer, &scores, &speed);
+        print_scores(args, &items, labelled.len(), &clusterer, &scores, &speed);
     }
     Ok(())
 }
@@ -187,6 +189,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
 fn print_scores(
     args: &ClusterArgs,
     items: &[StreamItem],
+    scored: usize,
     clusterer: &Clusterer,
     scores: &Scores,
     speed: &Speed,
@@ -203,6 +206,12 @@ fn print_scores(
         scores.predicted_clusters,
         scores.gold_clusters
     );
+    if scored < items.len() {
+        println!(
+            "scored: the items with a `cluster` label, {scored} of {} (the rest are clustered, not scored)",
+            items.len()
+        );
+    }
     let languages: Vec<String> = (clusterer.languages().iter())
         .map(|(lang, count)| format!("{} {count}", lang.code().unwrap_or("other")))
         .collect();
@@ -321,6 +330,27 @@ fn components(args: &ClusterArgs, items: &[StreamItem], threshold: f32) -> anyho
         println!("{docs_per_second:.0} documents/second");
     }
     Ok(())
+}
+
+/// Warns on stderr of ids given to more than one item: each is clustered as an item of its
+/// own, but the output's lines name them alike.
+fn warn_of_repeated_ids(path: &std::path::Path, items: &[StreamItem]) {
+    let mut seen = std::collections::HashMap::with_capacity(items.len());
+    let mut repeated = Vec::new();
+    for item in items {
+        let count = seen.entry(item.id.as_str()).or_insert(0u32);
+        *count += 1;
+        if *count == 2 {
+            repeated.push(item.id.as_str());
+        }
+    }
+    if let Some(first) = repeated.first() {
+        eprintln!(
+            "ferret: {}: ids given to more than one item: {} (the first: `{first}`); each item is clustered, and the output names them alike",
+            path.display(),
+            repeated.len()
+        );
+    }
 }
 
 /// Reads a labelled stream file ([`read_items`]), gzipped or not (told by its first bytes).

@@ -302,7 +302,8 @@ fn a_report_piped_into_a_reader_that_stops_early_ends_quietly() {
 
 /// `ferret cluster`: one line per item in date order, and with `--eval` the scores against
 /// the labels and the speed as the median of several timed runs; a file without labels
-/// is a clear error under `--eval`.
+/// is a clear error under `--eval`, one with some scores those it has, and ids given twice
+/// are warned of.
 #[test]
 fn cluster_files_a_labelled_stream_and_scores_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -385,6 +386,35 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("--eval needs items with a `cluster` label"),
+        "{stderr}"
+    );
+
+    // An item without a label is clustered, not scored; an id given twice is warned of.
+    let partly = dir.path().join("partly.jsonl");
+    let extra = concat!(
+        "{\"id\":\"9\",\"date\":\"2014-03-10T11:00:00Z\",\"title\":\"Unlabelled\"}\n",
+        "{\"id\":\"1\",\"date\":\"2014-03-10T11:01:00Z\",\"title\":\"Again\",\"cluster\":\"g\"}\n",
+    );
+    std::fs::write(&partly, std::fs::read_to_string(&labelled).unwrap() + extra).unwrap();
+    let out = ferret()
+        .args([
+            "cluster",
+            "--eval",
+            "--json",
+            "--input",
+            partly.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["items"].as_u64(), report["scored_items"].as_u64()),
+        (Some(10), Some(9))
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ids given to more than one item: 1 (the first: `1`)"),
         "{stderr}"
     );
 }
