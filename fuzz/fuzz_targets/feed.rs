@@ -43,6 +43,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(a.id, b.id);
                 assert!(!a.id.is_empty(), "every item has an id");
             }
+            assert!(
+                !full.cut_off || !full.well_formed,
+                "a cut-off document is ill-formed"
+            );
             // Every field is readable (strings valid, nothing dangling).
             let _ = format!("{full:?}");
             let (view, skipped) = view_from_feed(1, &full, Some(("nicolive", "total_count")));

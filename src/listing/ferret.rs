@@ -171,11 +171,11 @@ struct DueMiss {
 }
 
 /// An empty page whose own total empties the list or ends it above the page before, where the
-/// total known does not, is taken as a fault until this many empty pages in a row have said so: a listing whose
-/// failing backend renders an empty result with a total of 0 answers like a list that has
-/// emptied, and taking it at its word put the end of the list at page 0 (`peak2009` with 1 %
-/// such pages, seeds 1–8: 502 frame ends slipped). A page with items sets the total anyway,
-/// so only a list that really emptied waits for this.
+/// total known does not, is taken as a fault until this many empty pages in a row have said
+/// so. A listing whose failing backend renders an empty result with a total of 0 answers like
+/// a list that has emptied, and taking it at its word put the end of the list at page 0
+/// (`peak2009` with 1 % such pages, seeds 1–8: 502 frame ends slipped). A page with items
+/// sets the total anyway, so only a list that really emptied waits for this.
 const EMPTY_END_READS: u32 = 3;
 
 /// A channel total is brought to now ([`FerretPager::total_now`]) while it is at most this
@@ -713,7 +713,7 @@ impl FerretPager {
             self.empty_end = None;
             return false;
         };
-        // A list that shrank since the total known was read ends on the page above; an end
+        // A list that shrank since the total known was read ends on the page before; an end
         // further up, or an empty list, is what the fault looks like.
         let above = u64::from(view.page - 1) * u64::from(self.per_page);
         let far = total == 0 || total + u64::from(self.per_page) <= above;
@@ -1934,8 +1934,8 @@ mod tests {
     }
 
     /// An empty page whose total empties the list, where the total known does not (a failing
-    /// backend's empty result), is a fault until three in a row say so; a page with items in between starts the count again. A list that emptied
-    /// says so on every read.
+    /// backend's empty result), is a fault until three in a row say so; a page with items in
+    /// between starts the count again. A list that emptied says so on every read.
     #[test]
     fn an_empty_end_is_believed_only_when_pages_repeat_it() {
         let (mut pager, items, t0) = three_pages(Some(48));
