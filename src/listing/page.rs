@@ -11,7 +11,8 @@ use crate::feed::{derived_id, Feed, Item};
 /// and link, and the channel's total from `total_element` (`(prefix, name)`).
 ///
 /// An item without a usable date cannot be placed in the sorted list, so it is left out; the
-/// second value counts them (the caller warns). An unparseable total counts as no total.
+/// second value counts them (the caller warns). The total may group its digits by thousands
+/// with commas; an unparseable one counts as no total.
 pub fn view_from_feed(
     page: u32,
     feed: &Feed,
@@ -19,7 +20,7 @@ pub fn view_from_feed(
 ) -> (PageView, usize) {
     let total = total_element
         .and_then(|(prefix, name)| channel_element(feed, prefix, name))
-        .and_then(|text| text.trim().parse::<u64>().ok());
+        .and_then(|text| count(text.trim()));
     let mut skipped = 0;
     let items = feed
         .items
@@ -38,6 +39,18 @@ pub fn view_from_feed(
         })
         .collect();
     (PageView { page, total, items }, skipped)
+}
+
+/// A count as a listing may write it: digits, perhaps grouped by thousands with commas
+/// (`1,187`).
+fn count(text: &str) -> Option<u64> {
+    let grouped = text.split(',').enumerate().all(|(i, group)| {
+        (i == 0 && (1..=3).contains(&group.len())) || (i > 0 && group.len() == 3)
+    });
+    if text.contains(',') && !grouped {
+        return None;
+    }
+    text.replace(',', "").parse().ok()
 }
 
 /// An item's id in the listing: its guid, or for an item without one its link. The parser
@@ -136,6 +149,14 @@ mod tests {
             Some(42)
         );
         assert_eq!(total("<nl:total_count> 42 </nl:total_count>"), Some(42));
+        assert_eq!(
+            total("<nicolive:total_count>1,187</nicolive:total_count>"),
+            Some(1187)
+        );
+        for odd in ["1,18", "11187,000", ",187", "1.187", "-3", ""] {
+            let element = format!("<nicolive:total_count>{odd}</nicolive:total_count>");
+            assert_eq!(total(&element), None, "{odd}");
+        }
         assert_eq!(
             total(
                 "<nicolive:total_count>42</nicolive:total_count><x:total_count>7</x:total_count>"
