@@ -1077,6 +1077,35 @@ fn sim_pages_are_sorted_and_continue_each_other() {
     assert!(keys.windows(2).any(|pair| pair[0] == pair[1]));
 }
 
+/// A listing that lists equal keys smaller number first (in the order they were reserved)
+/// does so on every page, and its pages and positions still continue each other.
+#[test]
+fn sim_lists_equal_keys_smaller_number_first_when_asked() {
+    let mut scenario = peak2009();
+    scenario.smaller_number_first = true;
+    let t0 = scenario.virtual_t0();
+    let mut world = World::new(&scenario, t0, HOUR);
+    world.advance(t0 + 30 * MINUTE);
+    let pages = world.on_air().div_ceil(18) as u32;
+    let all: Vec<Listed> = (1..=pages)
+        .flat_map(|page| world.page(page).items)
+        .collect();
+    assert_eq!(all.len(), world.on_air());
+    let number = |listed: &Listed| Broadcast::number_of(&listed.id).unwrap();
+    let mut equals = 0;
+    for pair in all.windows(2) {
+        assert!(pair[0].key >= pair[1].key);
+        if pair[0].key == pair[1].key {
+            equals += 1;
+            assert!(number(&pair[0]) < number(&pair[1]), "{pair:?}");
+        }
+    }
+    assert!(equals > 0);
+    for (index, listed) in all.iter().enumerate() {
+        assert_eq!(world.position(listed.key, number(listed)), index);
+    }
+}
+
 /// The same seed gives the same world; another seed another one.
 #[test]
 fn sim_world_is_deterministic_by_seed() {

@@ -81,7 +81,9 @@ pub struct World {
     ends: Vec<usize>,
     next_start: usize,
     next_end: usize,
-    live: BTreeSet<(Reverse<Millis>, Reverse<u64>)>,
+    /// Each live broadcast's place in the list: its key, newest first, then its number as the
+    /// listing orders equals ([`World::place`]).
+    live: BTreeSet<(Reverse<Millis>, u64)>,
     now: Millis,
     rng: SmallRng,
     link_base: Arc<str>,
@@ -195,8 +197,8 @@ impl World {
                 break;
             }
             if broadcast.end > t {
-                self.live
-                    .insert((Reverse(broadcast.key), Reverse(broadcast.number)));
+                let place = self.place(broadcast.key, broadcast.number);
+                self.live.insert(place);
             }
             self.next_start += 1;
         }
@@ -205,17 +207,32 @@ impl World {
             if broadcast.end > t {
                 break;
             }
-            self.live
-                .remove(&(Reverse(broadcast.key), Reverse(broadcast.number)));
+            let place = self.place(broadcast.key, broadcast.number);
+            self.live.remove(&place);
             self.next_end += 1;
         }
         self.now = t;
     }
 
+    /// Where a broadcast sorts in the list: newest key first, then equal keys larger number
+    /// first, or smaller with `smaller_number_first`.
+    fn place(&self, key: Millis, number: u64) -> (Reverse<Millis>, u64) {
+        (Reverse(key), self.tie(number))
+    }
+
+    /// A number as the list's order of equals holds it, and back: the map is its own inverse.
+    fn tie(&self, number: u64) -> u64 {
+        if self.scenario.smaller_number_first {
+            number
+        } else {
+            u64::MAX - number
+        }
+    }
+
     /// The 0-based position in the listing now of a broadcast with this key and number (where
     /// it is, or where it would be).
     pub fn position(&self, key: Millis, number: u64) -> usize {
-        self.live.range(..(Reverse(key), Reverse(number))).count()
+        self.live.range(..self.place(key, number)).count()
     }
 
     /// Page `page` (1-based) as the listing shows it now, without faults.
@@ -227,7 +244,7 @@ impl World {
             .iter()
             .skip(skip)
             .take(per_page)
-            .map(|&(Reverse(key), Reverse(number))| self.listed(key, number))
+            .map(|&(Reverse(key), tie)| self.listed(key, self.tie(tie)))
             .collect();
         PageView {
             page: page.max(1),

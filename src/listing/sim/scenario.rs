@@ -28,6 +28,11 @@ pub struct Scenario {
     /// milliseconds, and a frame ends up to a second after the boundary its `pubDate` gives.
     #[serde(default)]
     pub whole_second_reservations: bool,
+    /// Whether broadcasts with the same key are listed smaller number first (in the order
+    /// they were reserved). Niconico listed the larger first, and so does the simulator by
+    /// default.
+    #[serde(default)]
+    pub smaller_number_first: bool,
     /// Start rates.
     pub starts: Starts,
     /// How broadcasts end.
@@ -239,6 +244,7 @@ impl Scenario {
             frame_minutes: default_frame_minutes(),
             warmup_minutes: default_warmup_minutes(),
             whole_second_reservations: false,
+            smaller_number_first: false,
             starts: Starts {
                 off_peak_per_hour: 700.0,
                 peak_per_hour: 2_200.0,
