@@ -320,7 +320,7 @@ impl World {
             Served::Failed
         } else if fault < failed + empty {
             let total = match reads.empty_total {
-                EmptyTotal::True => self.total(),
+                EmptyTotal::Actual => self.total(),
                 EmptyTotal::Zero => self.total().map(|_| 0),
                 EmptyTotal::None => None,
             };

@@ -124,7 +124,7 @@ pub struct Reads {
     pub failed: f64,
     /// Share of reads that come back with no items although the list holds some.
     pub empty: f64,
-    /// The total such an empty page gives: `"true"` (the count on air, so that the page
+    /// The total such an empty page gives: `"actual"` (the count on air, so that the page
     /// contradicts it), `"zero"` (a listing whose failing backend renders an empty result) or
     /// `"none"` (no total at all). A listing without a total gives none either way.
     pub empty_total: EmptyTotal,
@@ -155,7 +155,7 @@ pub struct Reads {
 pub enum EmptyTotal {
     /// The count on air, as the other pages give it.
     #[default]
-    True,
+    Actual,
     /// A total of 0.
     Zero,
     /// No total element.
@@ -181,7 +181,7 @@ impl Default for Reads {
         Reads {
             failed: 0.01,
             empty: 0.01,
-            empty_total: EmptyTotal::True,
+            empty_total: EmptyTotal::Actual,
             hung: 0.0,
             hang_ms: 600_000.0,
             latency_min_ms: 200.0,
