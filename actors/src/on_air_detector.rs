@@ -579,13 +579,8 @@ async fn read_page(
     };
     let feed =
         ferret::feed::parse(&reply.body, &options).map_err(|err| Unread::cause(err.to_string()))?;
-    // What a cut-off page lacks reads as broadcasts gone, and its last date may be cut too.
-    if feed.cut_off {
-        return Err(Unread::cause(
-            "the page was cut off: the items past the cut are missing".to_string(),
-        ));
-    }
     let total = total_element.map(|(prefix, name)| (prefix.as_str(), name.as_str()));
-    let (view, undated) = view_from_feed(page, &feed, total);
+    let (view, undated) =
+        view_from_feed(page, &feed, total).map_err(|err| Unread::cause(err.to_string()))?;
     Ok((ReadOutcome::Page(view), undated))
 }

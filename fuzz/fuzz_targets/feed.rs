@@ -49,7 +49,12 @@ fuzz_target!(|data: &[u8]| {
             );
             // Every field is readable (strings valid, nothing dangling).
             let _ = format!("{full:?}");
-            let (view, skipped) = view_from_feed(1, &full, Some(("nicolive", "total_count")));
+            // A cut-off document is no listing page, and nothing else is refused.
+            let page = view_from_feed(1, &full, Some(("nicolive", "total_count")));
+            assert_eq!(page.is_err(), full.cut_off);
+            let Ok((view, skipped)) = page else {
+                return;
+            };
             assert_eq!(
                 view.items.len() + skipped,
                 full.items.len(),

@@ -1358,14 +1358,13 @@ impl FerretPager {
         // ends a check of the end under way: the pages that agree with it prove the end. An
         // empty page that ends the list where the total known does not is read by the known
         // one: a page the total contradicts.
-        let doubted = self.doubted_end(&view);
-        if !doubted {
+        if !self.doubted_end(&view) {
             self.channel_total = view.total.is_some();
-        }
-        if self.channel_total && !doubted {
-            self.end_check = None;
-            self.total = view.total;
-            self.total_at = requested_at + (now - requested_at) / 2;
+            if self.channel_total {
+                self.end_check = None;
+                self.total = view.total;
+                self.total_at = requested_at + (now - requested_at) / 2;
+            }
         }
         let len = view.items.len() as u32;
         if len == 0 {

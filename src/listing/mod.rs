@@ -37,7 +37,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use book::{Book, BookEntry};
-pub use page::{rfc3339, view_from_feed, EventRecord};
+pub use page::{rfc3339, view_from_feed, CutOff, EventRecord};
 
 /// A point or span of (virtual) time in milliseconds; points count from the Unix epoch.
 pub type Millis = i64;

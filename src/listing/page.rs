@@ -12,12 +12,17 @@ use crate::feed::{derived_id, Feed, Item};
 ///
 /// An item without a usable date cannot be placed in the sorted list, so it is left out; the
 /// second value counts them (the caller warns). The total may group its digits by thousands
-/// with commas; an unparseable one counts as no total.
+/// with commas; an unparseable one counts as no total. A document cut off (it ended inside an
+/// open element) is no page: what followed the cut would read as broadcasts gone, and the
+/// last value read may be cut too.
 pub fn view_from_feed(
     page: u32,
     feed: &Feed,
     total_element: Option<(&str, &str)>,
-) -> (PageView, usize) {
+) -> Result<(PageView, usize), CutOff> {
+    if feed.cut_off {
+        return Err(CutOff);
+    }
     let total = total_element
         .and_then(|(prefix, name)| channel_element(feed, prefix, name))
         .and_then(|text| count(text.trim()));
@@ -38,16 +43,21 @@ pub fn view_from_feed(
             })
         })
         .collect();
-    (PageView { page, total, items }, skipped)
+    Ok((PageView { page, total, items }, skipped))
 }
+
+/// A listing page whose document was cut off ([`view_from_feed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the page was cut off: the items past the cut are missing")]
+pub struct CutOff;
 
 /// A count as a listing may write it: digits, perhaps grouped by thousands with commas
 /// (`1,187`).
 fn count(text: &str) -> Option<u64> {
-    let grouped = text.split(',').enumerate().all(|(i, group)| {
-        (i == 0 && (1..=3).contains(&group.len())) || (i > 0 && group.len() == 3)
-    });
-    if text.contains(',') && !grouped {
+    let mut groups = text.split(',');
+    let first = groups.next().unwrap_or("");
+    let grouped = groups.all(|group| group.len() == 3);
+    if text.contains(',') && !(grouped && (1..=3).contains(&first.len())) {
         return None;
     }
     text.replace(',', "").parse().ok()
@@ -136,7 +146,9 @@ mod tests {
 </channel></rss>"#
         );
         let feed = parse(xml.as_bytes(), &ParseOptions::default()).unwrap();
-        view_from_feed(1, &feed, Some(("nicolive", "total_count"))).0
+        view_from_feed(1, &feed, Some(("nicolive", "total_count")))
+            .unwrap()
+            .0
     }
 
     /// The total is read under the configured prefix, or under another one the document
@@ -178,7 +190,9 @@ mod tests {
             let xml =
                 format!(r#"<rss version="2.0"><channel><title>t</title>{item}</channel></rss>"#);
             let feed = parse(xml.as_bytes(), &ParseOptions::default()).unwrap();
-            view_from_feed(1, &feed, None).0.items[0].id.to_string()
+            view_from_feed(1, &feed, None).unwrap().0.items[0]
+                .id
+                .to_string()
         };
         let date = "<pubDate>Fri, 20 Nov 2009 21:30:00 +0900</pubDate>";
         let link = "<link>http://live.example/watch/lv7</link>";

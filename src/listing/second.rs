@@ -198,6 +198,14 @@ mod tests {
         }
     }
 
+    /// A listing whose frames are trusted to end on the second.
+    fn trusted() -> FrameEnds {
+        let mut ends = FrameEnds::new(WATCH);
+        see_extended(&mut ends, 0..i64::from(TRUST_AFTER));
+        assert_eq!(ends.window(), 0);
+        ends
+    }
+
     /// Extended broadcasts seen within the second after their boundary and again after it:
     /// trusted after `TRUST_AFTER` of them, and not before.
     #[test]
@@ -248,9 +256,7 @@ mod tests {
     /// even where frames were trusted to end on the second. The window is at most the watch.
     #[test]
     fn a_broadcast_gone_after_a_sighting_past_its_second_shows_lateness() {
-        let mut ends = FrameEnds::new(WATCH);
-        see_extended(&mut ends, 0..i64::from(TRUST_AFTER));
-        assert_eq!(ends.window(), 0);
+        let mut ends = trusted();
         let late = item(1_000);
         ends.seen(&late, late.key + FRAME + 4 * SECOND, FRAME);
         ends.seen(&late, late.key + FRAME + 10 * SECOND, FRAME);
@@ -270,9 +276,7 @@ mod tests {
     /// listing watched nothing more, and frames that ended within the second slipped.
     #[test]
     fn a_frame_ending_within_the_second_after_trust_shows_lateness() {
-        let mut ends = FrameEnds::new(WATCH);
-        see_extended(&mut ends, 0..i64::from(TRUST_AFTER));
-        assert_eq!(ends.window(), 0);
+        let mut ends = trusted();
         let late = item(1_000);
         ends.seen(&late, late.key + FRAME + SECOND / 2, FRAME);
         ends.gone(&late.id, late.key + FRAME + 30 * SECOND, FRAME);
