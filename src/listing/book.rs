@@ -1,6 +1,5 @@
 //! The book of broadcasts believed on air, and of those reported gone.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -134,9 +133,9 @@ impl Book {
     /// Applies a page snapshot from a read started at `requested_at`, completed at `now`:
     /// reports its new broadcasts On Air, marks the known ones seen, and reports Off Air every
     /// broadcast whose key lies strictly inside the page's [`absence_range`] but which the
-    /// page does not list; once the listing has shown that it lists equal keys larger id
-    /// serial first ([`super::ties`]), also those with the key of an end of the page that the
-    /// order places inside it. Returns the number of new broadcasts.
+    /// page does not list; once the listing has shown that it lists equal keys in the order
+    /// of their id serials ([`super::ties`]), also those with the key of an end of the page
+    /// that the order places inside it. Returns the number of new broadcasts.
     pub fn apply_snapshot(
         &mut self,
         view: &PageView,
@@ -157,20 +156,18 @@ impl Book {
             return new;
         };
         self.ties.learn(&view.items);
-        let ties = self.ties.trusted();
+        let order = self.ties.trusted();
         // Below the first item: a smaller key, or its key and, in the listing's order of
         // equals, after it. Above the last item likewise.
         let below_first = |entry: &Listed| {
             entry.key < high
-                || (ties
-                    && entry.key == high
-                    && serial_order(&entry.id, &first.id) == Some(Ordering::Less))
+                || (entry.key == high
+                    && order.is_some_and(|order| serial_order(&first.id, &entry.id) == Some(order)))
         };
         let above_last = |entry: &Listed| {
             entry.key > low
-                || (ties
-                    && entry.key == low
-                    && serial_order(&entry.id, &last.id) == Some(Ordering::Greater))
+                || (entry.key == low
+                    && order.is_some_and(|order| serial_order(&entry.id, &last.id) == Some(order)))
         };
         let listed: HashSet<&str> = view.items.iter().map(|item| &*item.id).collect();
         let absent: Vec<Arc<str>> = self
@@ -227,6 +224,8 @@ impl Book {
 
 #[cfg(test)]
 mod tests {
+    use std::cmp::Ordering;
+
     use super::super::ties::TRUST_AFTER;
     use super::*;
 
@@ -247,16 +246,17 @@ mod tests {
         }
     }
 
-    /// The broadcasts of `book` among `serials`, still on air, after page 2 shows
-    /// lv60, lv55 (key 70), lv30 (60), lv20 (50).
-    fn on_air_after_page_two(mut book: Book, serials: &[u32]) -> Vec<u32> {
+    /// The broadcasts of `book` among `serials`, still on air, after page 2 shows lv55 and
+    /// lv60 (key 70, in the order `tie` gives), lv30 (60) and lv20 (50).
+    fn on_air_after_page_two(mut book: Book, tie: Ordering, serials: &[u32]) -> Vec<u32> {
         for (serial, key) in [(65, 70), (40, 70), (25, 50), (10, 50)] {
             book.observe(&item(serial, key), 0, 0);
         }
-        let view = page(
-            2,
-            vec![item(60, 70), item(55, 70), item(30, 60), item(20, 50)],
-        );
+        let mut equals = [item(60, 70), item(55, 70)];
+        if tie == Ordering::Less {
+            equals.reverse();
+        }
+        let view = page(2, [&equals[..], &[item(30, 60), item(20, 50)]].concat());
         book.apply_snapshot(&view, 4, 10, 10);
         serials
             .iter()
@@ -265,20 +265,44 @@ mod tests {
             .collect()
     }
 
+    /// A book taught that equals are listed in the order `tie` gives.
+    fn taught(tie: Ordering) -> Book {
+        let mut book = Book::new();
+        let mut equals: Vec<Listed> = (0..17).map(|i| item(2_000 - i, 10)).collect();
+        if tie == Ordering::Less {
+            equals.reverse();
+        }
+        for _ in 0..TRUST_AFTER.div_ceil(16) {
+            book.apply_snapshot(&page(9, equals.clone()), 17, 0, 0);
+        }
+        book
+    }
+
     /// A broadcast that shares the key of an end of the page may sit on the next page among
-    /// its equals: not proven gone, until the listing has shown that it lists equals larger
-    /// serial first. Then lv40 (below lv60) and lv25 (above lv20) are proven gone, while lv65
-    /// (above the first item) and lv10 (below the last) may still be on the pages around.
+    /// its equals: not proven gone, until the listing has shown the order it lists equals in.
+    /// Listed larger serial first, lv40 (below lv55) and lv25 (above lv20) are proven gone,
+    /// while lv65 (above the first item) and lv10 (below the last) may still be on the pages
+    /// around; listed smaller serial first, the other way round.
     #[test]
     fn equal_keys_at_the_page_ends_are_proven_gone_once_their_order_is_known() {
         let all = [65, 40, 25, 10];
-        assert_eq!(on_air_after_page_two(Book::new(), &all), all);
-
-        let mut taught = Book::new();
-        let equals: Vec<Listed> = (0..17).map(|i| item(2_000 - i, 10)).collect();
-        for _ in 0..TRUST_AFTER.div_ceil(16) {
-            taught.apply_snapshot(&page(9, equals.clone()), 17, 0, 0);
+        for tie in [Ordering::Greater, Ordering::Less] {
+            assert_eq!(on_air_after_page_two(Book::new(), tie, &all), all);
         }
-        assert_eq!(on_air_after_page_two(taught, &all), [65, 10]);
+        let larger_first = Ordering::Greater;
+        assert_eq!(
+            on_air_after_page_two(taught(larger_first), larger_first, &all),
+            [65, 10]
+        );
+        let smaller_first = Ordering::Less;
+        assert_eq!(
+            on_air_after_page_two(taught(smaller_first), smaller_first, &all),
+            [40, 25]
+        );
+        // Taught one order, a page in the other proves no equal gone.
+        assert_eq!(
+            on_air_after_page_two(taught(larger_first), smaller_first, &all),
+            all
+        );
     }
 }

@@ -5,21 +5,23 @@
 //! where its key lies strictly inside the page's keys ([`super::absence_range`]): a broadcast
 //! whose key equals the key at an end of the page may sit on the next page among its equals.
 //! Niconico lists equals newest reservation first, and its ids are reservation serials
-//! (`lv…`), so among equals the larger serial comes first. When a listing's pages show that
-//! order, a page also proves absent an equal of its first item with a smaller serial, and an
-//! equal of its last item with a larger one.
+//! (`lv…`), so among equals the larger serial comes first; another listing may list them
+//! oldest first, smaller serial first. When a listing's pages show one of these orders, a page
+//! also proves absent an equal of its first item that the order puts before it (a smaller
+//! serial where larger ones come first), and an equal of its last item that the order puts
+//! after it.
 //!
-//! The order is never assumed: it is trusted only once [`TRUST_AFTER`] pairs of equal
-//! neighbours have shown it and none has contradicted it, and never again after one does. A
-//! listing whose equals come in another order (by start, or in no stable order) contradicts
-//! it within a few pages and keeps the strict proof. The count starts again with each detector
-//! (after a restart the first full sweep relearns it).
+//! An order is never assumed: it is trusted only once [`TRUST_AFTER`] pairs of equal
+//! neighbours have shown it and none has shown the other, and never again after one does. A
+//! listing whose equals come in no order of their serials (by start, or in no stable order)
+//! shows both within a few pages and keeps the strict proof. The counts start again with each
+//! detector (after a restart the first full sweep relearns them).
 
 use std::cmp::Ordering;
 
 use super::Listed;
 
-/// Pairs of equal neighbours that must show the order before it is trusted. A listing that
+/// Pairs of equal neighbours that must show an order before it is trusted. A listing that
 /// broke it in one pair of a hundred would show that within 1,024 pairs with a probability
 /// of 1 − 0.99¹⁰²⁴ ≈ 1 − 3·10⁻⁵.
 pub(crate) const TRUST_AFTER: u32 = 1_024;
@@ -28,9 +30,9 @@ pub(crate) const TRUST_AFTER: u32 = 1_024;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TieOrder {
     /// Pairs of equal neighbours listed larger serial first.
-    agreed: u32,
-    /// Whether a pair was listed the other way.
-    broken: bool,
+    larger_first: u32,
+    /// Pairs of equal neighbours listed smaller serial first.
+    smaller_first: u32,
 }
 
 impl TieOrder {
@@ -40,18 +42,25 @@ impl TieOrder {
             if pair[0].key != pair[1].key {
                 continue;
             }
-            match serial_order(&pair[0].id, &pair[1].id) {
-                Some(Ordering::Greater) => self.agreed = self.agreed.saturating_add(1),
-                Some(Ordering::Less) => self.broken = true,
+            let count = match serial_order(&pair[0].id, &pair[1].id) {
+                Some(Ordering::Greater) => &mut self.larger_first,
+                Some(Ordering::Less) => &mut self.smaller_first,
                 // Two ids without comparable serials say nothing about the order.
-                Some(Ordering::Equal) | None => {}
-            }
+                Some(Ordering::Equal) | None => continue,
+            };
+            *count = count.saturating_add(1);
         }
     }
 
-    /// Whether equals are known to be listed larger serial first.
-    pub(crate) fn trusted(&self) -> bool {
-        !self.broken && self.agreed >= TRUST_AFTER
+    /// The order trusted among equals, as an item's serial compares with the serial of an
+    /// equal listed after it: `Greater` where larger serials come first. `None` until the
+    /// pages have shown one order [`TRUST_AFTER`] times and never the other.
+    pub(crate) fn trusted(&self) -> Option<Ordering> {
+        match (self.larger_first, self.smaller_first) {
+            (shown, 0) if shown >= TRUST_AFTER => Some(Ordering::Greater),
+            (0, shown) if shown >= TRUST_AFTER => Some(Ordering::Less),
+            _ => None,
+        }
     }
 }
 
@@ -114,34 +123,43 @@ mod tests {
 
     #[test]
     fn order_is_trusted_after_enough_agreeing_pairs_and_never_after_a_contradiction() {
-        let mut order = TieOrder::default();
         // 9 equals listed larger serial first: 8 pairs; the pair across keys says nothing.
-        let page: Vec<Listed> = (0..9)
+        let larger_first: Vec<Listed> = (0..9)
             .map(|i| item(&format!("lv{}", 100 - i), 50))
             .chain([item("lv200", 40)])
             .collect();
-        for _ in 0..TRUST_AFTER / 8 - 1 {
-            order.learn(&page);
+        let smaller_first: Vec<Listed> = (0..9)
+            .map(|i| item(&format!("lv{}", 100 + i), 50))
+            .chain([item("lv20", 40)])
+            .collect();
+        for (page, other, order) in [
+            (&larger_first, &smaller_first, Ordering::Greater),
+            (&smaller_first, &larger_first, Ordering::Less),
+        ] {
+            let mut ties = TieOrder::default();
+            for _ in 0..TRUST_AFTER / 8 - 1 {
+                ties.learn(page);
+            }
+            assert_eq!(ties.trusted(), None);
+            ties.learn(page);
+            assert_eq!(ties.trusted(), Some(order));
+            // One pair the other way: never trusted again.
+            ties.learn(&other[..2]);
+            for _ in 0..TRUST_AFTER {
+                ties.learn(page);
+            }
+            assert_eq!(ties.trusted(), None);
         }
-        assert!(!order.trusted());
-        order.learn(&page);
-        assert!(order.trusted());
-        // One pair the other way: never trusted again.
-        order.learn(&[item("lv7", 30), item("lv8", 30)]);
-        for _ in 0..TRUST_AFTER {
-            order.learn(&page);
-        }
-        assert!(!order.trusted());
     }
 
     #[test]
     fn ids_without_serials_teach_nothing() {
-        let mut order = TieOrder::default();
+        let mut ties = TieOrder::default();
         let page = [item("a", 5), item("b", 5), item("lv1", 5), item("co2", 5)];
         for _ in 0..2 * TRUST_AFTER {
-            order.learn(&page);
+            ties.learn(&page);
         }
-        assert!(!order.trusted());
-        assert!(!order.broken);
+        assert_eq!(ties.trusted(), None);
+        assert_eq!((ties.larger_first, ties.smaller_first), (0, 0));
     }
 }
