@@ -255,13 +255,18 @@ impl Params {
     }
 
     /// The defaults for a listing whose frame is `frame`: every duration scaled by
-    /// `frame / 30 min`, the budget and the counts unchanged. A listing run 20 times faster
-    /// (frame = 90 s) keeps its detector's proportions.
+    /// `frame / 30 min` and the budget by its inverse, the counts unchanged. A listing run 20
+    /// times faster (frame = 90 s) keeps its detector's proportions: the same reads a frame.
     pub fn for_frame(frame: Millis) -> Params {
         let defaults = Params::default();
-        let scale = |t: Millis| (t * frame.max(1) / defaults.frame).max(1);
+        let frame = frame.max(1);
+        let scale = |t: Millis| (t * frame / defaults.frame).max(1);
+        let per_frame = f64::from(defaults.budget_per_hour) * defaults.frame as f64;
         Params {
-            frame: frame.max(1),
+            frame,
+            budget_per_hour: (per_frame / frame as f64)
+                .round()
+                .clamp(1.0, f64::from(u32::MAX)) as u32,
             grace: scale(defaults.grace),
             tolerance: scale(defaults.tolerance),
             min_interval: scale(defaults.min_interval),

@@ -271,7 +271,7 @@ fn shipped_fetch_table_states_the_defaults_and_no_feeds() {
 }
 
 /// A `[[listings]]` entry: the defaults are the real listing's, and a time-compressed one
-/// (frame 90 s) gets every duration scaled with its frame.
+/// (frame 90 s) gets every duration scaled with its frame and the budget with its pace.
 #[test]
 fn listings_scale_their_defaults_with_the_frame() {
     let text = r#"
@@ -284,9 +284,14 @@ name = "fast"
 url = "http://127.0.0.1:8090/recent/rss?p={page}"
 strategy = "seed"
 frame_secs = 90
-budget_per_hour = 18000
 total_element = ""
 events_file = "events.jsonl"
+
+[[listings]]
+name = "fast-frugal"
+url = "http://127.0.0.1:8090/recent/rss?p={page}"
+frame_secs = 90
+budget_per_hour = 3600
 "#;
     let settings = Settings::from_toml(text, None).expect("valid");
     let real = &settings.listings[0];
@@ -312,6 +317,10 @@ events_file = "events.jsonl"
         fast.events_file.as_deref(),
         Some(std::path::Path::new("events.jsonl"))
     );
+    // A budget given is kept as given.
+    let frugal = &settings.listings[2];
+    assert_eq!(frugal.params.budget_per_hour, 3_600);
+    assert_eq!(frugal.params.frame, 90_000);
 }
 
 /// Every problem of a `[[listings]]` entry is reported with its key path.
