@@ -252,11 +252,16 @@ impl Handle<ListingLoaded> for OnAirDetector {
             }
         }
         let book = Book::restore(state.on_air, state.gone);
+        let params = &watch.source.params;
         info!(
             listing = %msg.listing,
             on_air = book.len(),
             resumed_events = state.pending.len(),
             strategy = watch.source.strategy.name(),
+            frame_ms = params.frame,
+            grace_ms = params.grace,
+            tolerance_ms = params.tolerance,
+            budget_per_hour = params.budget_per_hour,
             "Listing resumed from the store."
         );
         self.wiring.board.set_on_air(&msg.listing, &book);
