@@ -316,6 +316,11 @@ impl ReadTime {
         self.mean += (took - self.mean) / 8;
     }
 
+    /// The running mean.
+    pub fn mean(&self) -> Millis {
+        self.mean
+    }
+
     /// A duration few reads exceed.
     pub fn long(&self) -> Millis {
         self.mean + 2 * self.deviation
