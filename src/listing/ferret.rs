@@ -1617,6 +1617,23 @@ mod tests {
         pager.handle_read(now, ReadOutcome::Page(view));
     }
 
+    /// Before a head sweep the reader waits as long as a mean read, not as long as few reads
+    /// take: with reads of 1 and 5 s in turn (mean 3 s), a read may start 4 s before the head
+    /// is due, where a wait of the mean and two deviations (capped at a quarter of the 19-s
+    /// interval) left the reader idle for 4¾ s before every head sweep.
+    #[test]
+    fn the_reader_waits_for_the_head_only_as_long_as_a_mean_read() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        for took in [1, 5].repeat(32) {
+            pager.read_time.observe(took * SECOND);
+        }
+        pager.head_at = 10 * MINUTE;
+        assert!(pager.read_time.long() > pager.params.head_interval / 4);
+        assert!(!pager.before_head(pager.head_at - 4 * SECOND));
+        assert!(pager.before_head(pager.head_at - 2 * SECOND));
+        assert!(!pager.before_head(pager.head_at));
+    }
+
     /// The share moves down a step for a frame end reported later than the target (or a head
     /// sweep started late) and up a twentieth of a step for one in time, so that it holds
     /// where one in twenty is late, from [`SHARE_FALL`] under `sweep_share` to [`SHARE_RISE`]
