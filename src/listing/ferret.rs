@@ -1212,8 +1212,8 @@ impl FerretPager {
     /// read that timed out says little about the next). A wait as long as few reads take
     /// (the mean and two deviations) kept the head a little more punctual, but where reads
     /// are slow the reader stood idle for up to a quarter of every head interval, and the
-    /// rounds it did not read missed starts (`peak2009` with reads of 0.4–6 s, seeds 1–8: 33
-    /// within the tolerance at ×20 against 19 now, 15 against 13 at scale 1).
+    /// rounds it did not read missed starts (`peak2009` with reads of 0.4–6 s at ×20, seeds
+    /// 1–32: 145 within the tolerance against 88 now).
     fn before_head(&self, t: Millis) -> bool {
         let quiet = self.read_time.mean().min(self.params.head_interval / 4);
         self.head_page.is_none() && t < self.head_at && t + quiet > self.head_at
