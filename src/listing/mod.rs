@@ -227,13 +227,20 @@ impl Params {
     /// The same listing on a clock `factor` times faster: every duration divided by `factor`,
     /// the budget multiplied by it.
     pub fn compressed(&self, factor: u32) -> Params {
-        let factor = factor.max(1);
-        let scale = |t: Millis| (t / Millis::from(factor)).max(1);
+        self.scaled(1, Millis::from(factor.max(1)))
+    }
+
+    /// Every duration multiplied by `num / den` (a duration of 0 that turns something off
+    /// stays 0), the budget divided by it (the same reads a frame), the counts and shares
+    /// unchanged; the read timeout never under [`MIN_READ_TIMEOUT`].
+    fn scaled(&self, num: Millis, den: Millis) -> Params {
+        let scale = |t: Millis| (t * num / den).max(1);
+        let budget = f64::from(self.budget_per_hour) * den as f64 / num as f64;
         Params {
             frame: scale(self.frame),
             grace: scale(self.grace),
             tolerance: scale(self.tolerance),
-            budget_per_hour: self.budget_per_hour.saturating_mul(factor),
+            budget_per_hour: budget.round().clamp(0.0, f64::from(u32::MAX)) as u32,
             min_interval: scale(self.min_interval),
             head_interval: scale(self.head_interval),
             settle: scale(self.settle),
@@ -259,24 +266,7 @@ impl Params {
     /// times faster (frame = 90 s) keeps its detector's proportions: the same reads a frame.
     pub fn for_frame(frame: Millis) -> Params {
         let defaults = Params::default();
-        let frame = frame.max(1);
-        let scale = |t: Millis| (t * frame / defaults.frame).max(1);
-        let per_frame = f64::from(defaults.budget_per_hour) * defaults.frame as f64;
-        Params {
-            frame,
-            budget_per_hour: (per_frame / frame as f64)
-                .round()
-                .clamp(1.0, f64::from(u32::MAX)) as u32,
-            grace: scale(defaults.grace),
-            tolerance: scale(defaults.tolerance),
-            min_interval: scale(defaults.min_interval),
-            head_interval: scale(defaults.head_interval),
-            settle: scale(defaults.settle),
-            batch_wait: scale(defaults.batch_wait),
-            off_air_target: scale(defaults.off_air_target),
-            read_timeout: scale(defaults.read_timeout).max(MIN_READ_TIMEOUT),
-            ..defaults
-        }
+        defaults.scaled(frame.max(1), defaults.frame)
     }
 
     /// How long to leave a listing unread after it answered `429 Too Many Requests`: the wait
