@@ -495,8 +495,8 @@ pub struct ListingLoaded {
     pub state: Result<ListingState, String>,
 }
 
-/// The events of a listing's last read are recorded and emitted. Sent by the OnAirDetector
-/// instance to itself; the listing may read again.
+/// The events of a listing's reads handed out last are recorded and emitted. Sent by the
+/// OnAirDetector instance to itself; the events of later reads, if any, go out next.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct ListingEmitted {
@@ -511,6 +511,8 @@ pub struct ListingEmitted {
 pub struct ListingPageRead {
     /// The listing's name.
     pub listing: String,
+    /// The page asked for.
+    pub page: u32,
     /// When the read started (Unix ms).
     pub started_at: ferret::listing::Millis,
     /// The page, or the failure.

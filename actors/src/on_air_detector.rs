@@ -4,7 +4,9 @@
 //! listing's sans-IO detector ([`ferret::listing::Pager`]; the strategy, On Air and Off Air
 //! alike, is in the core): on a [`ListingTick`] it asks the detector which page to read, reads
 //! it through the shared HTTP client (no retries: a failed read is a fact the strategy handles)
-//! and hands the page back in a [`ListingPageRead`]. One read is in flight per listing.
+//! and hands the page back in a [`ListingPageRead`]. It starts every read the detector asks
+//! for: one in flight per listing, or two where ferret reads its head on a lane of its own
+//! ([`ferret::listing::Params::head_lane`]).
 //!
 //! **A listing that says "too many requests".** A `429` is a failed read like any other for
 //! the strategy, but the listing is not read again before its `Retry-After` (seconds or an
@@ -16,8 +18,9 @@
 //! they imply, in one transaction ([`RecordDetections`]); then to the events file and stdout;
 //! then they are marked emitted ([`MarkEmitted`]). At start-up the detector resumes from the
 //! store ([`ListingLoaded`]), and an event recorded but not marked is written again only if
-//! the end of the events file does not already hold it. The next read waits until the events
-//! of the last one are out ([`ListingEmitted`]), so the file keeps detection order.
+//! the end of the events file does not already hold it. The events of a read answered while
+//! those of an earlier one are still going out wait for them ([`ListingEmitted`]), so the
+//! file keeps detection order.
 //!
 //! **Resuming where it was.** Each read goes to the store as it is answered
 //! ([`RecordListingRead`]): when it started (an hour of the listing's clock of them is kept),
@@ -98,8 +101,14 @@ struct Watch {
     /// `None` until the store's state is loaded.
     pager: Option<Box<dyn Pager>>,
     sink: Arc<Mutex<EventSink>>,
-    /// A load, a read, or the emission of a read's events is under way.
-    busy: bool,
+    /// The store's state is being loaded: no read starts.
+    loading: bool,
+    /// Reads in flight.
+    reads_out: u32,
+    /// Events are being recorded and emitted.
+    emitting: bool,
+    /// Events of later reads, waiting for those being emitted.
+    waiting: Vec<Detection>,
     /// How long the listing takes to answer (its slowness lengthens the read timeout).
     answered: ReadTime,
     timer: Option<SpawnHandle>,
@@ -133,7 +142,10 @@ impl OnAirDetector {
                         sink: Arc::new(Mutex::new(EventSink::open(source)?)),
                         source: source.clone(),
                         pager: None,
-                        busy: false,
+                        loading: false,
+                        reads_out: 0,
+                        emitting: false,
+                        waiting: Vec::new(),
                         answered: ReadTime::default(),
                         timer: None,
                         not_before: Millis::MIN,
@@ -211,7 +223,7 @@ impl RoleActor for OnAirDetector {
         let names: Vec<String> = self.watches.keys().cloned().collect();
         for name in names {
             if let Some(watch) = self.watches.get_mut(&name) {
-                watch.busy = true;
+                watch.loading = true;
             }
             self.load(&name, Duration::ZERO, cx);
         }
@@ -272,7 +284,7 @@ impl Handle<ListingLoaded> for OnAirDetector {
             &state.reads,
             state.memory,
         ));
-        watch.busy = false;
+        watch.loading = false;
         self.schedule(&msg.listing, unix_millis(), cx);
     }
 }
@@ -286,18 +298,27 @@ impl Handle<ListingTick> for OnAirDetector {
             return;
         };
         watch.timer = None;
-        if watch.busy {
+        if watch.loading {
             return;
         }
         let Some(detector) = watch.pager.as_mut() else {
             return;
         };
-        let Some(page) = detector.poll_read(now) else {
-            let wake = detector.poll_timeout().unwrap_or(now + SECOND);
-            self.schedule(&msg.listing, wake, cx);
+        let pages: Vec<u32> = std::iter::from_fn(|| detector.poll_read(now)).collect();
+        for page in pages {
+            self.start_read(&msg.listing, page, now, cx);
+        }
+        self.reschedule(&msg.listing, now, cx);
+    }
+}
+
+impl OnAirDetector {
+    /// Reads `page` of `listing`; the answer comes back as [`ListingPageRead`].
+    fn start_read(&mut self, listing: &str, page: u32, now: Millis, cx: &mut Cx<'_, Self>) {
+        let Some(watch) = self.watches.get_mut(listing) else {
             return;
         };
-        watch.busy = true;
+        watch.reads_out += 1;
         let url = watch.source.page_url(page);
         let total_element = watch.source.total_element.clone();
         let timeout = watch.answered.timeout(watch.source.params.read_timeout);
@@ -307,7 +328,7 @@ impl Handle<ListingTick> for OnAirDetector {
             self.wiring.board.clone(),
             self.wiring.read.clone(),
         );
-        let (index, parent, listing) = (cx.instance(), cx.message_id(), msg.listing);
+        let (index, parent, listing) = (cx.instance(), cx.message_id(), listing.to_string());
         debug!(%listing, page, %url, "Reading a listing page.");
         spawn(cx, async move {
             let began = Instant::now();
@@ -336,6 +357,7 @@ impl Handle<ListingTick> for OnAirDetector {
                 parent,
                 ListingPageRead {
                     listing,
+                    page,
                     started_at: now,
                     outcome,
                     answered_in,
@@ -346,6 +368,22 @@ impl Handle<ListingTick> for OnAirDetector {
                 warn!(error = %err, "Could not hand a listing page to its detector.");
             }
         });
+    }
+
+    /// Sets the listing's timer for the detector's next wake. None while it waits for reads
+    /// in flight (their answers wake it); a second from now if it names none and has none out.
+    fn reschedule(&mut self, listing: &str, now: Millis, cx: &mut Cx<'_, Self>) {
+        let Some(watch) = self.watches.get(listing) else {
+            return;
+        };
+        let Some(detector) = watch.pager.as_ref() else {
+            return;
+        };
+        match detector.poll_timeout() {
+            Some(wake) => self.schedule(listing, wake, cx),
+            None if watch.reads_out == 0 => self.schedule(listing, now + SECOND, cx),
+            None => {}
+        }
     }
 }
 
@@ -380,6 +418,7 @@ impl Handle<ListingPageRead> for OnAirDetector {
         let Some(watch) = self.watches.get_mut(&msg.listing) else {
             return;
         };
+        watch.reads_out = watch.reads_out.saturating_sub(1);
         if let Some(took) = msg.answered_in {
             watch.answered.observe(took);
         }
@@ -405,7 +444,7 @@ impl Handle<ListingPageRead> for OnAirDetector {
         let Some(detector) = watch.pager.as_mut() else {
             return;
         };
-        detector.handle_read(now, msg.outcome);
+        detector.handle_read(now, msg.page, msg.outcome);
         let read = cx.envelope(RecordListingRead {
             listing: msg.listing.clone(),
             at_ms: msg.started_at,
@@ -436,15 +475,34 @@ impl Handle<ListingPageRead> for OnAirDetector {
             let line = EventRecord::new(&msg.listing, &event).to_line();
             detections.push(Detection { event, line });
         }
-        if detections.is_empty() {
-            watch.busy = false;
-            let wake = detector.poll_timeout().unwrap_or(now + SECOND);
-            self.schedule(&msg.listing, wake, cx);
-            return;
+        if !detections.is_empty() {
+            self.wiring.board.set_on_air(&msg.listing, detector.book());
+            if watch.emitting {
+                watch.waiting.extend(detections);
+            } else {
+                self.emit(&msg.listing, detections, now, cx);
+            }
         }
-        self.wiring.board.set_on_air(&msg.listing, detector.book());
+        self.reschedule(&msg.listing, now, cx);
+    }
+}
+
+impl OnAirDetector {
+    /// Records `detections` in the store, then writes them out; [`ListingEmitted`] says when
+    /// they are out.
+    fn emit(
+        &mut self,
+        listing: &str,
+        detections: Vec<Detection>,
+        now: Millis,
+        cx: &mut Cx<'_, Self>,
+    ) {
+        let Some(watch) = self.watches.get_mut(listing) else {
+            return;
+        };
+        watch.emitting = true;
         let record = cx.envelope(RecordDetections {
-            listing: msg.listing.clone(),
+            listing: listing.to_string(),
             detections: detections.clone(),
             forget_before: now - FORGET_GONE_AFTER,
         });
@@ -454,7 +512,7 @@ impl Handle<ListingPageRead> for OnAirDetector {
             self.wiring.emitted.clone(),
         );
         let (sink, board) = (watch.sink.clone(), self.wiring.board.clone());
-        let (index, parent, listing) = (cx.instance(), cx.message_id(), msg.listing);
+        let (index, parent, listing) = (cx.instance(), cx.message_id(), listing.to_string());
         spawn(cx, async move {
             // Recorded first: an event the store lost could be reported twice after a crash.
             // If the store fails it is emitted all the same (and logged): the user hears of it.
@@ -509,14 +567,11 @@ impl Handle<ListingEmitted> for OnAirDetector {
         let Some(watch) = self.watches.get_mut(&msg.listing) else {
             return;
         };
-        watch.busy = false;
-        let now = unix_millis();
-        let wake = watch
-            .pager
-            .as_ref()
-            .and_then(|detector| detector.poll_timeout())
-            .unwrap_or(now);
-        self.schedule(&msg.listing, wake, cx);
+        watch.emitting = false;
+        let waiting = std::mem::take(&mut watch.waiting);
+        if !waiting.is_empty() {
+            self.emit(&msg.listing, waiting, unix_millis(), cx);
+        }
     }
 }
 

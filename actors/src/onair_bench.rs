@@ -43,6 +43,10 @@ pub struct OnAirBenchArgs {
     /// 110; 0 keeps the share at `--sweep-share`).
     #[arg(long, value_parser = crate::arg::seconds_or_off)]
     pub off_air_target_secs: Option<f64>,
+    /// The ferret strategy reads one page at a time, its head sweep too (the config's
+    /// `head_lane = false`), instead of reading its head alongside the other reads.
+    #[arg(long)]
+    pub no_head_lane: bool,
     /// Restart every strategy's detector every this many minutes of the real listing's time,
     /// from the book the store keeps, with the start times of its reads and the sweep's
     /// memory as of the latest, as the daemon resumes after a crash or a `kill -9` (at most a
@@ -104,6 +108,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
     if let Some(secs) = args.off_air_target_secs {
         params.off_air_target = compressed(secs);
     }
+    params.head_lane = !args.no_head_lane;
     // The target in the real listing's time, as reports give every figure.
     let off_air_target_secs = (params.off_air_target * Millis::from(scale)) as f64 / SECOND as f64;
     let restarts = args.restart_every_minutes.map(|minutes| Restarts {
@@ -138,6 +143,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "budget": args.budget,
             "time_scale": scale,
             "sweep_share": params.sweep_share,
+            "head_lane": params.head_lane,
             "off_air_target_secs": off_air_target_secs,
             "restart_every_minutes": args.restart_every_minutes,
             "downtime_secs": args.restart_every_minutes.map(|_| args.downtime_secs),

@@ -372,15 +372,13 @@ impl Store {
             "SELECT id, key_ms, title, link, seen_ms FROM listing_onair WHERE listing = ?1",
         )?;
         for row in on_air.query_map([listing], |row| {
-            Ok(BookEntry {
-                item: Listed {
-                    id: Arc::from(row.get::<_, String>(0)?),
-                    key: row.get(1)?,
-                    title: Arc::from(row.get::<_, String>(2)?),
-                    link: Arc::from(row.get::<_, String>(3)?),
-                },
-                seen_at: row.get(4)?,
-            })
+            let item = Listed {
+                id: Arc::from(row.get::<_, String>(0)?),
+                key: row.get(1)?,
+                title: Arc::from(row.get::<_, String>(2)?),
+                link: Arc::from(row.get::<_, String>(3)?),
+            };
+            Ok(BookEntry::restored(item, row.get(4)?))
         })? {
             state.on_air.push(row?);
         }

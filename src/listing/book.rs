@@ -14,6 +14,22 @@ pub struct BookEntry {
     /// When it was last proven on air: the start of the read that saw it (the page was
     /// rendered at or after it).
     pub seen_at: Millis,
+    /// When the latest read that saw it was answered. A page whose read started before then
+    /// may have been rendered before that read's, while two reads overlap, so it proves
+    /// nothing of this broadcast: it may have started in between. A book restored from the
+    /// store takes `seen_at` (no read of before the restart is still outstanding).
+    pub answered_at: Millis,
+}
+
+impl BookEntry {
+    /// A broadcast as the store kept it: last seen by a read started at `seen_at`.
+    pub fn restored(item: Listed, seen_at: Millis) -> BookEntry {
+        BookEntry {
+            item,
+            seen_at,
+            answered_at: seen_at,
+        }
+    }
 }
 
 /// The broadcasts a detector believes on air, ordered by sort key, the ids already reported
@@ -99,12 +115,14 @@ impl Book {
                 .expect("keys and entries agree");
             entry.item = item.clone();
             entry.seen_at = entry.seen_at.max(seen_at);
+            entry.answered_at = entry.answered_at.max(now);
             self.insert(entry);
             return false;
         }
         self.insert(BookEntry {
             item: item.clone(),
             seen_at,
+            answered_at: now,
         });
         self.events.push_back(Event {
             kind: EventKind::OnAir,
@@ -135,7 +153,9 @@ impl Book {
     /// broadcast whose key lies strictly inside the page's [`absence_range`] but which the
     /// page does not list; once the listing has shown that it lists equal keys in the order
     /// of their id serials ([`super::ties`]), also those with the key of an end of the page
-    /// that the order places inside it. Returns the number of new broadcasts.
+    /// that the order places inside it. A broadcast shown by a read answered after this one
+    /// started is left alone ([`BookEntry::answered_at`]). Returns the number of new
+    /// broadcasts.
     pub fn apply_snapshot(
         &mut self,
         view: &PageView,
@@ -173,8 +193,10 @@ impl Book {
         let absent: Vec<Arc<str>> = self
             .entries
             .range((low, Arc::from(""))..)
-            .map(|(_, entry)| &entry.item)
-            .take_while(|item| item.key <= high)
+            .map(|(_, entry)| entry)
+            .take_while(|entry| entry.item.key <= high)
+            .filter(|entry| entry.answered_at <= requested_at)
+            .map(|entry| &entry.item)
             .filter(|item| !listed.contains(&*item.id) && below_first(item) && above_last(item))
             .map(|item| item.id.clone())
             .collect();

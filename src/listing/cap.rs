@@ -75,8 +75,8 @@ impl Pager for Capped {
         Some(page)
     }
 
-    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
-        self.inner.handle_read(now, outcome);
+    fn handle_read(&mut self, now: Millis, page: u32, outcome: ReadOutcome) {
+        self.inner.handle_read(now, page, outcome);
     }
 
     fn poll_event(&mut self) -> Option<Event> {

@@ -14,7 +14,8 @@
 //!   insertions and early ends.
 //!
 //! The caller (the OnAirDetector actor, the simulator) asks [`Pager::poll_read`] which page to
-//! read, performs the read, hands the outcome to [`Pager::handle_read`], drains
+//! read (again, while it names pages: a strategy may read more than one at a time), performs
+//! each read, hands its outcome to [`Pager::handle_read`], drains
 //! [`Pager::poll_event`] and sleeps until [`Pager::poll_timeout`]. Time is a virtual clock in
 //! milliseconds ([`Millis`]); nothing here reads the real one.
 //!
@@ -171,6 +172,12 @@ pub struct Params {
     pub head_interval: Millis,
     /// Ferret: the deepest page of a head sweep (it stops earlier at a page of known items).
     pub head_pages: u32,
+    /// Ferret: where reads are so slow that one reader spending the budget would hardly ever
+    /// be idle, the head sweep reads on a lane of its own, alongside the other reads (at
+    /// most two outstanding, one of each), so that the head's reads do not take the reader
+    /// from the rest, nor a slow read in flight hold back the head. Off: one read at a time
+    /// however slow, and no read starts less than a mean read before the head is due.
+    pub head_lane: bool,
     /// Ferret: how long after a frame boundary a broadcast is first worth checking (the site
     /// needs a moment to drop it).
     pub settle: Millis,
@@ -212,6 +219,7 @@ impl Default for Params {
             look_ahead: 1,
             head_interval: 19 * SECOND,
             head_pages: 2,
+            head_lane: true,
             settle: 5 * SECOND,
             batch_wait: 75 * SECOND,
             sweep_share: 0.27,
@@ -327,15 +335,20 @@ impl ReadTime {
 
 /// The sans-IO interface of every listing strategy.
 ///
-/// At most one read is outstanding: after [`Pager::poll_read`] returned a page, the caller
-/// must answer with [`Pager::handle_read`] before asking again.
+/// Each page [`Pager::poll_read`] returns is to be read at once, and answered with
+/// [`Pager::handle_read`] naming the page. The caller may ask again before it has answered:
+/// a strategy may want more than one read outstanding (ferret reads its head alongside its
+/// other reads; see [`Params::head_lane`]), and returns `None` while it wants no more. Two
+/// reads outstanding of the same page are taken to be answered in the order they were asked
+/// for.
 pub trait Pager: Send {
     /// The strategy's name.
     fn name(&self) -> &'static str;
     /// The page to read now, if the strategy wants one and the budget allows it.
     fn poll_read(&mut self, now: Millis) -> Option<u32>;
-    /// The outcome of the read [`Pager::poll_read`] asked for, completed at `now`.
-    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome);
+    /// The outcome of a read of `page` that [`Pager::poll_read`] asked for, completed at
+    /// `now`.
+    fn handle_read(&mut self, now: Millis, page: u32, outcome: ReadOutcome);
     /// The next detection, if any.
     fn poll_event(&mut self) -> Option<Event>;
     /// When [`Pager::poll_read`] may next have something to do.
@@ -554,6 +567,8 @@ pub(crate) struct PageSize {
     /// Without a total: the length of the latest read of page 1, when it was short, until a
     /// page below it shows items.
     page_one: Option<u32>,
+    /// The most items any page has shown.
+    largest: u32,
 }
 
 impl PageSize {
@@ -562,6 +577,7 @@ impl PageSize {
             per_page: per_page.max(1),
             shorter: None,
             page_one: None,
+            largest: 0,
         }
     }
 
@@ -569,8 +585,15 @@ impl PageSize {
         self.per_page
     }
 
+    /// Whether `view` holds as many items as any page has shown: a page that is full only
+    /// by a page size lowered since (which pages cut short for minutes lower, too) is not.
+    pub(crate) fn whole(&self, view: &PageView) -> bool {
+        view.items.len() as u32 >= self.largest.max(self.per_page)
+    }
+
     pub(crate) fn observe(&mut self, view: &PageView) {
         let len = view.items.len() as u32;
+        self.largest = self.largest.max(len);
         if len > self.per_page {
             self.per_page = len;
             self.shorter = None;

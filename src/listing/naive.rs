@@ -75,7 +75,7 @@ impl Pager for NaivePager {
         Some(self.page)
     }
 
-    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
+    fn handle_read(&mut self, now: Millis, _page: u32, outcome: ReadOutcome) {
         let Some(requested_at) = self.requested_at.take() else {
             return;
         };

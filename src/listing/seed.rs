@@ -195,7 +195,7 @@ impl Pager for SeedPager {
         })
     }
 
-    fn handle_read(&mut self, now: Millis, outcome: ReadOutcome) {
+    fn handle_read(&mut self, now: Millis, _page: u32, outcome: ReadOutcome) {
         if self.requested_at.is_none() {
             return;
         }

@@ -222,7 +222,7 @@ fn drive(pager: &mut dyn Pager, listing: &mut Listing, from: Millis, until: Mill
             assert!(page >= 1, "page numbers are 1-based");
             let outcome = listing.read(page, now + LATENCY / 2);
             now += LATENCY;
-            pager.handle_read(now, outcome);
+            pager.handle_read(now, page, outcome);
             continue;
         }
         let wake = pager
@@ -501,14 +501,42 @@ fn book_snapshot_without_proof_reports_no_off_air() {
     assert_eq!(book.len(), 5);
 }
 
+/// Two reads overlap: one started at 1,000 and answered at 1,900, another started at 1,200
+/// and answered at 1,500 that showed a late start, "late" (key 75). The first may have been
+/// rendered before "late" started, so its page, which does not list it, proves nothing of it;
+/// a broadcast no overlapping read showed is proven gone as ever, and so is "late" by a
+/// page whose read started after the other read was answered.
+#[test]
+fn book_snapshot_proves_nothing_of_a_broadcast_a_read_answered_since_it_started_showed() {
+    let mut book = Book::new();
+    for (id, key) in [("top", 90), ("ended", 80), ("bottom", 60)] {
+        book.observe(&item(id, key), 0, 0);
+    }
+    book.observe(&item("late", 75), 1_200, 1_500);
+    drain(&mut book);
+    let page = view(2, Some(12), &[item("top", 90), item("bottom", 60)]);
+    book.apply_snapshot(&page, 2, 1_000, 1_900);
+    assert_eq!(
+        kinds(&drain(&mut book)),
+        [(EventKind::OffAir, "ended".to_string())]
+    );
+    assert!(
+        book.get("late").is_some(),
+        "a page maybe older than its sighting"
+    );
+    book.apply_snapshot(&page, 2, 1_500, 2_000);
+    assert_eq!(
+        kinds(&drain(&mut book)),
+        [(EventKind::OffAir, "late".to_string())]
+    );
+}
+
 /// A book restored from the store keeps its broadcasts (no new On Air for them) and its gone
 /// ids (a stale page does not bring them back).
 #[test]
 fn book_restore_keeps_entries_and_gone_ids() {
-    let entry = |id: &str, key: Millis, seen_at: Millis| BookEntry {
-        item: item(id, key),
-        seen_at,
-    };
+    let entry =
+        |id: &str, key: Millis, seen_at: Millis| BookEntry::restored(item(id, key), seen_at);
     let mut book = Book::restore(
         [entry("a", 100, 5), entry("b", 90, 6), entry("x", 80, 7)],
         [(Arc::from("x"), 50), (Arc::from("y"), 60)],
@@ -1022,7 +1050,7 @@ fn ferret_reads_the_head_every_interval_at_the_peak() {
             }
             let (outcome, done) = world.read(page, now, params.read_timeout);
             now = done;
-            detector.handle_read(now, outcome);
+            detector.handle_read(now, page, outcome);
             continue;
         }
         now = detector.poll_timeout().unwrap_or(now + MINUTE).max(now + 1);
@@ -2137,7 +2165,7 @@ fn ferret_never_wakes_for_a_read_it_will_not_make() {
         if let Some(page) = detector.poll_read(now) {
             let (outcome, done) = world.read(page, now, timeout);
             now = done;
-            detector.handle_read(now, outcome);
+            detector.handle_read(now, page, outcome);
             reads += 1;
             continue;
         }

@@ -289,11 +289,29 @@ impl World {
     /// world moves on to it. A read that takes longer than `timeout` (a hung one, or one whose
     /// latency exceeds it) fails at `at + timeout`.
     pub fn read(&mut self, page: u32, at: Millis, timeout: Millis) -> (ReadOutcome, Millis) {
+        let latency = self.latency();
+        self.answer(page, at, latency, timeout)
+    }
+
+    /// How long the next read takes, as the scenario's reads do: a read of
+    /// [`World::read`] split in two, for reads that overlap. The world renders it at `at +
+    /// latency / 2` with [`World::answer`], which must come in the order of those times.
+    pub fn latency(&mut self) -> Millis {
         let reads = &self.scenario.reads;
-        let latency = self
-            .rng
+        self.rng
             .random_range(reads.latency_min_ms..=reads.latency_max_ms)
-            .round() as Millis;
+            .round() as Millis
+    }
+
+    /// The outcome of a read of `page` started at `at` that takes `latency` (from
+    /// [`World::latency`]), and when it completes; see [`World::read`].
+    pub fn answer(
+        &mut self,
+        page: u32,
+        at: Millis,
+        latency: Millis,
+        timeout: Millis,
+    ) -> (ReadOutcome, Millis) {
         let (outcome, took) = match self.serve(page, at + latency / 2) {
             Served::Page(view) => (ReadOutcome::Page(view), latency),
             Served::NotFound(page) => (ReadOutcome::not_found(page), latency),
