@@ -116,6 +116,8 @@ struct Watch {
     not_before: Millis,
     /// The detector's sweep share as last logged.
     logged_share: Option<f64>,
+    /// The most reads the detector wanted at once as last logged, and when.
+    logged_lanes: (usize, Option<Millis>),
     /// When a `pubDate` ahead of this machine's clock was last logged.
     logged_ahead: Option<Millis>,
 }
@@ -150,6 +152,7 @@ impl OnAirDetector {
                         timer: None,
                         not_before: Millis::MIN,
                         logged_share: None,
+                        logged_lanes: (1, None),
                         logged_ahead: None,
                     },
                 );
@@ -469,6 +472,20 @@ impl Handle<ListingPageRead> for OnAirDetector {
                 );
                 watch.logged_share = Some(share);
             }
+        }
+        // A listing whose reads take about as long as the line swaps now and then: logged at
+        // most once a listing hour.
+        let lanes = detector.lanes();
+        let (logged, at) = watch.logged_lanes;
+        let quiet = at.is_some_and(|at| now - at < watch.source.params.listing_hour());
+        if lanes != logged && !quiet {
+            info!(
+                listing = %msg.listing,
+                reads_at_once = lanes,
+                mean_read_ms = watch.answered.mean(),
+                "The detector's reads at once: 2 while reads are so slow that one reader spending the budget would hardly be idle (the head sweep then reads beside the other reads), else 1 (logged at most once an hour of the listing's clock)."
+            );
+            watch.logged_lanes = (lanes, Some(now));
         }
         let mut detections = Vec::new();
         while let Some(event) = detector.poll_event() {

@@ -95,6 +95,10 @@ impl Pager for Capped {
         self.inner.sweep_share()
     }
 
+    fn lanes(&self) -> usize {
+        self.inner.lanes()
+    }
+
     fn memory(&self) -> Option<Memory> {
         self.inner.memory()
     }

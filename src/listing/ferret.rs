@@ -49,7 +49,9 @@
 //! head, the first reading of the list (until it is done, and leaving the next head read its
 //! tokens), a boundary read whose batch has waited (if it leaves the next head read its
 //! tokens, or has waited two fifths of the grace), a sweep round under way, the sweep. None
-//! of the last four starts when it would still be under way at the next head sweep. The
+//! of the last four starts when it would still be under way at the next head sweep. Where
+//! reads are so slow that one reader would hardly be idle, the head reads on a lane of its
+//! own instead, beside the others ([`FerretPager::choose_lanes`]). The
 //! buckets fill at [`HEADROOM`] of the budget; what they hold at an hour's start may still take
 //! it a read past, and [`super::pager`] holds every strategy to the budget over any hour.
 
@@ -242,8 +244,11 @@ const SHARE_FALL: f64 = 0.035;
 const HEAD_LATE_PER_INTERVAL: Millis = 20;
 
 /// How busy one reader spending the budget would be (the share of its time) from which the
-/// head reads on a lane of its own ([`FerretPager::lanes`]).
-const LANE_BUSY: f64 = 0.85;
+/// head reads on a lane of its own ([`FerretPager::choose_lanes`]).
+const LANE_ON: f64 = 0.85;
+
+/// How busy one reader would be under which the head reads on the one lane again.
+const LANE_OFF: f64 = 0.75;
 
 /// The sweep's share of the budget, steered by how late the detector is. A frame end
 /// reported later than the target, or a head sweep started late, takes a step from the sweep
@@ -326,6 +331,8 @@ pub struct FerretPager {
     requested: Option<(u32, Purpose, Millis)>,
     /// The head's read in flight on its own lane ([`Params::head_lane`]), and when it started.
     head_requested: Option<(u32, Millis)>,
+    /// Whether reads are slow enough for the head to read on its own lane.
+    head_lane: bool,
     /// When the next head sweep starts.
     head_at: Millis,
     /// The page the running head sweep reads next.
@@ -406,6 +413,7 @@ impl FerretPager {
             channel_total: false,
             requested: None,
             head_requested: None,
+            head_lane: false,
             head_at: Millis::MIN,
             head_page: None,
             head_started: Millis::MIN,
@@ -1234,23 +1242,31 @@ impl FerretPager {
         Some((1, Purpose::Head(1), Payer::Main))
     }
 
-    /// Whether the head reads on a lane of its own now ([`Params::head_lane`]): where one
-    /// reader, spending the budget and waiting a mean read before each head sweep, would be
-    /// busy [`LANE_BUSY`] of the time or more. There one read at a time caps what the budget
+    /// Whether the head reads on a lane of its own now ([`Params::head_lane`]), as the
+    /// latest read left it ([`FerretPager::choose_lanes`]).
+    fn head_lane_now(&self) -> bool {
+        self.params.head_lane && self.head_lane
+    }
+
+    /// After each read: the head goes to a lane of its own once one reader, spending the
+    /// budget and waiting a mean read before each head sweep, would be busy [`LANE_ON`] of
+    /// the time or more, and back once it would be busy less than [`LANE_OFF`] (reads take
+    /// about as long from one minute to the next, and the running mean of a listing near
+    /// the line crossed it every few reads). There one read at a time caps what the budget
     /// buys, and the head's two reads and the wait before them take half the reader. Below
-    /// it the reader keeps up, and the head sweep on its own lane missed a little more: its
-    /// page 2 came while the other lane was busy, so the round that takes it as its first page
-    /// started later (`peak2009` in real time, seeds 1–256: 42 starts missed within the
-    /// tolerance against 31; reads of 0.4–4.5 s at ×20, a reader busy three quarters of the
-    /// time, seeds 1–32: 28 against 23; reads of 0.4–6 s, busy all the time: 28 against 88).
-    fn lanes(&self) -> bool {
-        if !self.params.head_lane {
-            return false;
-        }
+    /// it the reader keeps up, and the head on its own lane missed a little more (`peak2009`
+    /// in real time, seeds 1–256: 42 starts within the tolerance against 31; reads of
+    /// 0.4–4.5 s at ×20, a reader busy three quarters of the time, seeds 1–32: 28 against 23;
+    /// reads of 0.4–6 s, busy all the time: 28 against 88).
+    fn choose_lanes(&mut self) {
         let interval = self.params.head_interval as f64;
         let reads = f64::from(self.params.budget_per_hour) * interval / HOUR as f64;
-        let busy = self.read_time.mean() as f64 * (reads + 1.0);
-        busy >= LANE_BUSY * interval
+        let busy = self.read_time.mean() as f64 * (reads + 1.0) / interval;
+        if busy >= LANE_ON {
+            self.head_lane = true;
+        } else if busy < LANE_OFF {
+            self.head_lane = false;
+        }
     }
 
     /// Whether a head read is in flight, on its own lane or not.
@@ -1275,7 +1291,7 @@ impl FerretPager {
     /// 1–32: 145 within the tolerance against 88 with this wait). A head on a lane of its
     /// own waits for no read.
     fn before_head(&self, t: Millis) -> bool {
-        let quiet = if self.lanes() {
+        let quiet = if self.head_lane_now() {
             self.params.min_interval
         } else {
             self.read_time.mean().min(self.params.head_interval / 4)
@@ -1431,6 +1447,7 @@ impl FerretPager {
             return;
         };
         self.read_time.observe(now - requested_at);
+        self.choose_lanes();
         // A failed read proves nothing: the same need asks again.
         let ReadOutcome::Page(view) = outcome else {
             return;
@@ -1582,7 +1599,7 @@ impl Pager for FerretPager {
             self.first_reading(now);
         }
         self.now = self.now.max(now);
-        let lane = self.lanes();
+        let lane = self.head_lane_now();
         let head = (lane && !self.head_out())
             .then(|| self.choose_head(now))
             .flatten();
@@ -1615,7 +1632,7 @@ impl Pager for FerretPager {
     }
 
     fn poll_timeout(&self) -> Option<Millis> {
-        let lane = self.lanes();
+        let lane = self.head_lane_now();
         let main_free = self.main_free(lane);
         let head_free = if lane { !self.head_out() } else { main_free };
         if !main_free && !head_free {
@@ -1675,6 +1692,14 @@ impl Pager for FerretPager {
         Some(self.share.share)
     }
 
+    fn lanes(&self) -> usize {
+        if self.head_lane_now() {
+            2
+        } else {
+            1
+        }
+    }
+
     fn memory(&self) -> Option<Memory> {
         Some(Memory {
             // A round under way has covered nothing yet: the one before it has.
@@ -1720,6 +1745,7 @@ mod tests {
     /// take: with reads of 1 and 5 s in turn (mean 3 s), a read may start 4 s before the head
     /// is due, where a wait of the mean and two deviations (capped at a quarter of the 19-s
     /// interval) left the reader idle for 4¾ s before every head sweep.
+    ///
     /// On a head lane ([`Params::head_lane`]) a read keeps only the shortest interval between
     /// two reads clear of the head.
     #[test]
@@ -1737,9 +1763,42 @@ mod tests {
         assert!(!pager.before_head(pager.head_at - 4 * SECOND));
         assert!(pager.before_head(pager.head_at - 2 * SECOND));
         assert!(!pager.before_head(pager.head_at));
+        // Reads of 3 s on average: one reader would be busy 91 % of the time.
         pager.params.head_lane = true;
+        pager.choose_lanes();
+        assert!(pager.head_lane_now());
         assert!(!pager.before_head(pager.head_at - 2 * SECOND));
         assert!(pager.before_head(pager.head_at - pager.params.min_interval / 2));
+    }
+
+    /// At 900 reads an hour and a head sweep every 19 s, one reader would be busy 85 % of the
+    /// time with reads of 2.81 s (4.75 reads an interval and the wait before the head): the
+    /// head takes its own lane from there, and leaves it under 75 % (2.48 s), so that reads
+    /// of about 2.7 s keep it where it was.
+    #[test]
+    fn the_head_takes_a_lane_of_its_own_while_reads_are_slow() {
+        let mut pager = FerretPager::new(Params::default(), Book::new());
+        let mut lane_after = |took: Millis| {
+            pager.read_time = ReadTime::default();
+            pager.read_time.observe(took);
+            pager.choose_lanes();
+            pager.head_lane_now()
+        };
+        let lanes: Vec<bool> = [2_700, 2_820, 2_700, 2_470, 2_700]
+            .into_iter()
+            .map(&mut lane_after)
+            .collect();
+        assert_eq!(lanes, [false, true, true, false, false]);
+        let mut off = FerretPager::new(
+            Params {
+                head_lane: false,
+                ..Params::default()
+            },
+            Book::new(),
+        );
+        off.read_time.observe(10 * SECOND);
+        off.choose_lanes();
+        assert!(!off.head_lane_now());
     }
 
     /// When each head sweep started, how many other reads started, and the most reads out at

@@ -360,6 +360,11 @@ pub trait Pager: Send {
     fn sweep_share(&self) -> Option<f64> {
         None
     }
+    /// The most reads the strategy wants outstanding at once now (ferret's head lane; see
+    /// [`Params::head_lane`]).
+    fn lanes(&self) -> usize {
+        1
+    }
     /// What the detector has learnt of its listing beyond its book, for the store to keep
     /// with it (ferret's sweep; the other strategies learn nothing a restart would lose).
     fn memory(&self) -> Option<Memory> {
