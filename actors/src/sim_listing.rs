@@ -11,9 +11,11 @@
 //!
 //! The world is the core's [`World`], generated once at start-up from a [`Scenario`]
 //! compressed `--time-scale` times (a 30-minute frame lasts 90 s at ×20) for `--hours` of real
-//! time from now; after that no broadcast starts and the listing empties. Each request moves
-//! the world to the real time it arrives at and answers with the scenario's faults (failed
-//! reads, empty pages (under the true total, or `[reads] empty_total`), reads held unanswered).
+//! time from now; after that no broadcast starts and the listing empties. Each request takes
+//! the scenario's read latency (`[reads] latency_min_ms` to `latency_max_ms`, compressed like
+//! every duration) and is rendered halfway through it, as the simulator's reads are: the world
+//! moves to that moment, and the page comes with the scenario's faults (failed reads, empty
+//! pages (under the true total, or `[reads] empty_total`), reads held unanswered).
 //!
 //! On SIGINT or SIGTERM the server stops and, with `--truth FILE`, the ground truth is written
 //! as JSON lines: every broadcast on air at some time between start-up and exit (see
@@ -185,12 +187,12 @@ async fn recent(state: web::Data<State>, request: HttpRequest) -> HttpResponse {
         Ok(page) => page,
         Err(message) => return text(StatusCode::BAD_REQUEST, &message),
     };
-    let served = state
-        .world
-        .lock()
-        .unwrap_or_else(|err| err.into_inner())
-        .serve(page, unix_millis());
-    match served {
+    let world = || state.world.lock().unwrap_or_else(|err| err.into_inner());
+    let latency = Duration::from_millis(world().latency().max(0) as u64);
+    actix_rt::time::sleep(latency / 2).await;
+    let served = world().serve(page, unix_millis());
+    let hung = matches!(served, Served::Hung(_));
+    let response = match served {
         Served::Page(view) => HttpResponse::Ok()
             .content_type("application/rss+xml; charset=utf-8")
             .body(rss(&view, &state.title, &state.link)),
@@ -203,7 +205,11 @@ async fn recent(state: web::Data<State>, request: HttpRequest) -> HttpResponse {
             actix_rt::time::sleep(Duration::from_millis(held.max(0) as u64)).await;
             failed_read()
         }
+    };
+    if !hung {
+        actix_rt::time::sleep(latency - latency / 2).await;
     }
+    response
 }
 
 /// A simulated failed read.

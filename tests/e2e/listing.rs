@@ -301,6 +301,49 @@ past_end = "not_found"
     assert!(given_up > 0, "no read was given up on");
 }
 
+/// A listing whose every read takes 3–6 s of its time (50–100 ms at ×60), so that one reader
+/// spending the budget would never be idle: the detector goes to two reads at once, the head
+/// sweep beside the other reads, and keeps every rule.
+#[test]
+fn the_daemon_reads_a_slow_listing_two_pages_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scenario, truth, events) = (
+        dir.path().join("slow.toml"),
+        dir.path().join("truth.jsonl"),
+        dir.path().join("events.jsonl"),
+    );
+    let slow = r#"
+name = "quiet-slow"
+seed = 7
+
+[starts]
+off_peak_per_hour = 700
+peak_per_hour = 2200
+peak_hour = 22
+start_hour = 8
+
+[reads]
+latency_min_ms = 3000
+latency_max_ms = 6000
+"#;
+    std::fs::write(&scenario, slow).unwrap();
+    let sim = SimListing::start(scenario.to_str().unwrap(), &truth);
+    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events));
+    let started = now_ms();
+    std::thread::sleep(Duration::from_secs(60));
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+    let stopped = now_ms();
+    sim.stop();
+
+    let two_at_once = daemon
+        .logs()
+        .into_iter()
+        .any(|v| v["fields"]["reads_at_once"].as_u64() == Some(2));
+    assert!(two_at_once, "the detector never read two pages at once");
+    score(&events, &truth, started + WARM_UP_MS, stopped);
+}
+
 /// The daemon watching the one listing at `url` (its pages `{page}`), its events file in
 /// `dir`, and that file.
 fn daemon_watching(url: &str, dir: &Path) -> (Daemon, PathBuf) {
