@@ -257,37 +257,15 @@ fn a_kill_9_neither_repeats_nor_loses_an_event() {
 /// thousands of frame ends slipped).
 #[test]
 fn the_daemon_keeps_the_rules_on_a_misbehaving_listing() {
-    let dir = tempfile::tempdir().unwrap();
-    let (scenario, truth, events) = (
-        dir.path().join("misbehaving.toml"),
-        dir.path().join("truth.jsonl"),
-        dir.path().join("events.jsonl"),
-    );
-    let quiet = r#"
-name = "quiet-misbehaving"
-seed = 5
-
-[starts]
-off_peak_per_hour = 700
-peak_per_hour = 2200
-peak_hour = 22
-start_hour = 8
-
-[reads]
+    let daemon = a_minute_of_quiet_with(
+        "misbehaving",
+        5,
+        r#"
 hung = 0.005
 total = false
 past_end = "not_found"
-"#;
-    std::fs::write(&scenario, quiet).unwrap();
-    let sim = SimListing::start(scenario.to_str().unwrap(), &truth);
-    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events));
-    let started = now_ms();
-    std::thread::sleep(Duration::from_secs(60));
-    daemon.signal(Signal::SIGTERM);
-    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
-    let stopped = now_ms();
-    sim.stop();
-
+"#,
+    );
     let given_up = daemon
         .logs()
         .into_iter()
@@ -297,7 +275,6 @@ past_end = "not_found"
                 .is_some_and(|cause| cause.contains("read timeout"))
         })
         .count();
-    score(&events, &truth, started + WARM_UP_MS, stopped);
     assert!(given_up > 0, "no read was given up on");
 }
 
@@ -306,15 +283,35 @@ past_end = "not_found"
 /// sweep beside the other reads, and keeps every rule.
 #[test]
 fn the_daemon_reads_a_slow_listing_two_pages_at_a_time() {
+    let daemon = a_minute_of_quiet_with(
+        "slow",
+        7,
+        r#"
+latency_min_ms = 3000
+latency_max_ms = 6000
+"#,
+    );
+    let two_at_once = daemon
+        .logs()
+        .into_iter()
+        .any(|v| v["fields"]["reads_at_once"].as_u64() == Some(2));
+    assert!(two_at_once, "the detector never read two pages at once");
+}
+
+/// The daemon watching a minute of `quiet`'s starts (world `seed`) served by `sim-listing`
+/// with the `[reads]` section given, its events scored against the truth ([`score`]).
+/// Returns the stopped daemon, for its logs.
+fn a_minute_of_quiet_with(name: &str, seed: u64, reads: &str) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     let (scenario, truth, events) = (
-        dir.path().join("slow.toml"),
+        dir.path().join(format!("{name}.toml")),
         dir.path().join("truth.jsonl"),
         dir.path().join("events.jsonl"),
     );
-    let slow = r#"
-name = "quiet-slow"
-seed = 7
+    let toml = format!(
+        r#"
+name = "quiet-{name}"
+seed = {seed}
 
 [starts]
 off_peak_per_hour = 700
@@ -323,10 +320,9 @@ peak_hour = 22
 start_hour = 8
 
 [reads]
-latency_min_ms = 3000
-latency_max_ms = 6000
-"#;
-    std::fs::write(&scenario, slow).unwrap();
+{reads}"#
+    );
+    std::fs::write(&scenario, toml).unwrap();
     let sim = SimListing::start(scenario.to_str().unwrap(), &truth);
     let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events));
     let started = now_ms();
@@ -335,13 +331,8 @@ latency_max_ms = 6000
     assert!(daemon.wait_exit(Duration::from_secs(10)).success());
     let stopped = now_ms();
     sim.stop();
-
-    let two_at_once = daemon
-        .logs()
-        .into_iter()
-        .any(|v| v["fields"]["reads_at_once"].as_u64() == Some(2));
-    assert!(two_at_once, "the detector never read two pages at once");
     score(&events, &truth, started + WARM_UP_MS, stopped);
+    daemon
 }
 
 /// The daemon watching the one listing at `url` (its pages `{page}`), its events file in
