@@ -1457,8 +1457,8 @@ impl FerretPager {
         // Every page carries the channel's total, or the estimate stands. A total trusted again
         // ends a check of the end under way: the pages that agree with it prove the end. An
         // empty page that ends the list where the total known does not is read by the known
-        // one: a page the total contradicts.
-        // A read that overlapped a later one leaves it its total.
+        // one: a page the total contradicts. A read that overlapped a later one leaves it its
+        // total.
         let rendered = requested_at + (now - requested_at) / 2;
         if !self.doubted_end(&view) && rendered >= self.total_at {
             self.channel_total = view.total.is_some();
