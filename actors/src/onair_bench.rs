@@ -43,8 +43,9 @@ pub struct OnAirBenchArgs {
     /// 110; 0 keeps the share at `--sweep-share`).
     #[arg(long, value_parser = crate::arg::seconds_or_off)]
     pub off_air_target_secs: Option<f64>,
-    /// The ferret strategy reads one page at a time, its head sweep too (the config's
-    /// `head_lane = false`), instead of reading its head alongside the other reads.
+    /// The ferret strategy reads one page at a time however slow the reads (the config's
+    /// `head_lane = false`), instead of reading its head sweep beside the other reads where
+    /// one reader would hardly be idle.
     #[arg(long)]
     pub no_head_lane: bool,
     /// Restart every strategy's detector every this many minutes of the real listing's time,
