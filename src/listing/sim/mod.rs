@@ -26,7 +26,7 @@ pub use oracle::{lower_bound, LowerBound};
 pub use scenario::{EmptyTotal, Ends, GapBand, PastEnd, Reads, Scenario, Starts, BUILT_IN};
 pub use score::{run, run_restarted, score, Report, Reported, Restarts, Truth, Window};
 
-use super::{Listed, Millis, PageView, ReadOutcome, HOUR, MINUTE, SECOND};
+use super::{Listed, Millis, PageView, ReadOutcome, ReadTime, HOUR, MINUTE, SECOND};
 
 /// How a broadcast ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -364,6 +364,89 @@ impl World {
             }
         }
     }
+}
+
+/// The reads out on a [`World`], for a caller that lets them overlap: each is rendered
+/// halfway through its latency, in the order of those times, and answered at its end. As the
+/// daemon does, a listing whose answered reads are slow is given longer before a read fails
+/// ([`ReadTime::timeout`]).
+#[derive(Debug, Default)]
+pub struct ReadsOut {
+    asked: Vec<Asked>,
+    /// Rendered, waiting for their end: (answered at, page, outcome).
+    rendered: Vec<(Millis, u32, ReadOutcome)>,
+    answered: ReadTime,
+}
+
+/// A read the world has not rendered yet.
+#[derive(Debug)]
+struct Asked {
+    page: u32,
+    at: Millis,
+    latency: Millis,
+    timeout: Millis,
+}
+
+impl Asked {
+    fn renders_at(&self) -> Millis {
+        self.at + self.latency / 2
+    }
+}
+
+impl ReadsOut {
+    /// Starts a read of `page` at `at`, failed after `read_timeout` (or longer, where reads
+    /// are slow).
+    pub fn ask(&mut self, world: &mut World, page: u32, at: Millis, read_timeout: Millis) {
+        self.asked.push(Asked {
+            page,
+            at,
+            latency: world.latency(),
+            timeout: self.answered.timeout(read_timeout),
+        });
+    }
+
+    /// The next read answered by `now`: (when, page, outcome). Every read due to be rendered
+    /// by then is rendered first, in order.
+    pub fn answer(&mut self, world: &mut World, now: Millis) -> Option<(Millis, u32, ReadOutcome)> {
+        while let Some(next) =
+            first_by(&self.asked, Asked::renders_at).filter(|&i| self.asked[i].renders_at() <= now)
+        {
+            let read = self.asked.remove(next);
+            let rendered = read.renders_at();
+            let (outcome, done) = world.answer(read.page, read.at, read.latency, read.timeout);
+            // A read held shorter than half its latency still ends after it rendered.
+            let done = done.max(rendered);
+            if done - read.at < read.timeout {
+                self.answered.observe(done - read.at);
+            }
+            self.rendered.push((done, read.page, outcome));
+        }
+        let next =
+            first_by(&self.rendered, |read| read.0).filter(|&i| self.rendered[i].0 <= now)?;
+        Some(self.rendered.remove(next))
+    }
+
+    /// When the next read is rendered or answered.
+    pub fn next_at(&self) -> Option<Millis> {
+        (self.asked.iter().map(Asked::renders_at))
+            .chain(self.rendered.iter().map(|read| read.0))
+            .min()
+    }
+
+    /// Reads out.
+    pub fn len(&self) -> usize {
+        self.asked.len() + self.rendered.len()
+    }
+
+    /// Whether no read is out.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The index of the element with the smallest `key`, the first of equals.
+fn first_by<T>(items: &[T], key: impl Fn(&T) -> Millis) -> Option<usize> {
+    (0..items.len()).min_by_key(|&i| (key(&items[i]), i))
 }
 
 /// What the listing does with one request.

@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{Broadcast, Ending, Scenario, World};
-use crate::listing::{
-    pager, Book, EventKind, Millis, Params, ReadOutcome, ReadTime, Strategy, HOUR, MINUTE,
-};
+use super::{Broadcast, Ending, ReadsOut, Scenario, World};
+use crate::listing::{pager, Book, EventKind, Millis, Params, Strategy, HOUR, MINUTE};
 
 /// A detector's score on one scenario.
 ///
@@ -165,25 +163,6 @@ pub struct Restarts {
     pub keep_memory: bool,
 }
 
-/// A read the simulated listing has not rendered yet.
-struct Asked {
-    page: u32,
-    at: Millis,
-    latency: Millis,
-    timeout: Millis,
-}
-
-impl Asked {
-    fn renders_at(&self) -> Millis {
-        self.at + self.latency / 2
-    }
-}
-
-/// The index of the element with the smallest `key`, the first of equals.
-fn first_by<T>(items: &[T], key: impl Fn(&T) -> Millis) -> Option<usize> {
-    (0..items.len()).min_by_key(|&i| (key(&items[i]), i))
-}
-
 /// Runs `strategy` for `span` of virtual time on a world from `scenario` and scores it.
 pub fn run(strategy: Strategy, params: &Params, scenario: &Scenario, span: Millis) -> Report {
     run_restarted(strategy, params, scenario, span, None)
@@ -207,9 +186,7 @@ pub fn run_restarted(
     let mut reads = Vec::new();
     let mut memory = None;
     let mut events = Vec::new();
-    let mut answered = ReadTime::default();
-    let mut asked: Vec<Asked> = Vec::new();
-    let mut rendered: Vec<(Millis, u32, ReadOutcome)> = Vec::new();
+    let mut out = ReadsOut::default();
     let mut restart_at = restarts.map_or(Millis::MAX, |r| t0 + r.every.max(1));
     loop {
         while let Some(event) = detector.poll_event() {
@@ -234,52 +211,27 @@ pub fn run_restarted(
             let before = if restart.keep_reads { &reads[..] } else { &[] };
             let memory = memory.filter(|_| restart.keep_memory);
             detector = pager(strategy, params.clone(), book, before, memory);
-            answered = ReadTime::default();
             // The reads out die with the detector.
-            asked.clear();
-            rendered.clear();
+            out = ReadsOut::default();
             now = (now + restart.down).min(end);
             world.advance(now);
             continue;
         }
-        // The listing renders each read halfway through it, in that order, and answers it
-        // at its end; reads overlap when the detector asks for one while another is out.
-        if let Some(next) =
-            first_by(&asked, |read| read.renders_at()).filter(|&i| asked[i].renders_at() <= now)
-        {
-            let read = asked.remove(next);
-            let (outcome, done) = world.answer(read.page, read.at, read.latency, read.timeout);
-            // A read held shorter than half its latency still ends after it rendered.
-            let done = done.max(now);
-            if done - read.at < read.timeout {
-                answered.observe(done - read.at);
-            }
-            rendered.push((done, read.page, outcome));
-            continue;
-        }
-        if let Some(next) = first_by(&rendered, |read| read.0).filter(|&i| rendered[i].0 <= now) {
-            let (done, page, outcome) = rendered.remove(next);
+        // Reads overlap when the detector asks for one while another is out.
+        if let Some((done, page, outcome)) = out.answer(&mut world, now) {
             detector.handle_read(done, page, outcome);
             memory = detector.memory();
             continue;
         }
         if let Some(page) = detector.poll_read(now) {
-            // As the daemon does: a slow listing's reads are given longer.
-            asked.push(Asked {
-                page,
-                at: now,
-                latency: world.latency(),
-                timeout: answered.timeout(params.read_timeout),
-            });
+            out.ask(&mut world, page, now, params.read_timeout);
             reads.push(now);
             continue;
         }
-        let out = (asked.iter().map(Asked::renders_at))
-            .chain(rendered.iter().map(|read| read.0))
-            .min();
+        let read_due = out.next_at();
         let wake = match detector.poll_timeout() {
-            Some(wake) => wake.min(out.unwrap_or(Millis::MAX)),
-            None => out.unwrap_or(now + MINUTE),
+            Some(wake) => wake.min(read_due.unwrap_or(Millis::MAX)),
+            None => read_due.unwrap_or(now + MINUTE),
         };
         now = wake.clamp(now + 1, end);
         world.advance(now);
