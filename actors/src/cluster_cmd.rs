@@ -39,12 +39,19 @@ pub struct ClusterArgs {
     /// Cosine between story centroids at or above which they merge.
     #[arg(long, value_parser = unit::<f32>)]
     pub merge_threshold: Option<f32>,
+    /// Cosine at or above which an event of an article's length joins a story.
+    #[arg(long, value_parser = unit::<f32>)]
+    pub long_story_threshold: Option<f32>,
     /// Exponent of the idf in the term weights.
     #[arg(long, value_parser = exponent)]
     pub idf_power: Option<f32>,
     /// Share of a term's idf counted over the live stories instead of the items (0: items only).
     #[arg(long, value_parser = unit::<f32>)]
     pub story_idf_share: Option<f32>,
+    /// Share of the window's mean item taken out of a story before the story level's cosines
+    /// (0: none).
+    #[arg(long, value_parser = unit::<f32>)]
+    pub background: Option<f32>,
     /// Cosine at or above which a new event joins a big story.
     #[arg(long, value_parser = unit::<f32>)]
     pub big_story_threshold: Option<f32>,
@@ -104,10 +111,14 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         event_threshold: args.event_threshold.unwrap_or(defaults.event_threshold),
         story_threshold: args.story_threshold.unwrap_or(defaults.story_threshold),
         merge_threshold: args.merge_threshold.unwrap_or(defaults.merge_threshold),
+        long_story_threshold: args
+            .long_story_threshold
+            .unwrap_or(defaults.long_story_threshold),
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
         idf_power: args.idf_power.unwrap_or(defaults.idf_power),
         story_idf_share: args.story_idf_share.unwrap_or(defaults.story_idf_share),
+        background: args.background.unwrap_or(defaults.background),
         big_story_threshold: args
             .big_story_threshold
             .unwrap_or(defaults.big_story_threshold),
