@@ -1803,8 +1803,8 @@ mod tests {
         };
         let (stories, drawn) = run(1.0);
         assert_eq!(stories, 1);
-        // The stream's first few items tell little of what is background: a handful of
-        // texts before the mean is a mean.
+        // A few of the stream's first join through young stories' merges, which compare
+        // centroids whole, background and all (without young stories, none do).
         assert!(drawn.iter().all(|&i| i < 6), "drawn: {drawn:?}");
         let (_, drawn) = run(0.0);
         assert!(drawn.len() >= 30, "{} of 40 drawn without it", drawn.len());
