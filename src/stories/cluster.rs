@@ -81,9 +81,9 @@ pub struct ClusterParams {
     /// Cosine at or above which an event joins a story.
     pub story_threshold: f32,
     /// The same for an article's text: a long text shares a smaller part of its terms with
-    /// another report of its story than a headline does. Between a headline and an
-    /// article (see [`SHORT_TEXT_TERMS`]) the threshold moves from `story_threshold` to this
-    /// one with the logarithm of the item's terms.
+    /// another report of its story than a headline does. Between a headline (48 distinct
+    /// terms, words and bigrams, or fewer) and an article (384 or more) the threshold moves
+    /// from `story_threshold` to this one with the logarithm of the item's terms.
     pub long_story_threshold: f32,
     /// Cosine between two story centroids at or above which they merge, when an item is close
     /// to both.
@@ -119,14 +119,16 @@ pub struct ClusterParams {
     /// The share of a term's idf counted over the live stories rather than the items of the
     /// window (see `Clusterer::vector`). 0: the items' idf alone.
     pub story_idf_share: f32,
-    /// The share of the window's mean item taken out of a story before the cosines of the
-    /// story level (0: none). Every item shares some of the stream's common words with every
-    /// other, so a story's centroid holds its items' share of the mean item as well as what
-    /// they have in common: an unrelated item's cosine to it grows with the square root of
-    /// its items where their own similarity is low. A headline's handful of words shares
-    /// little with the mean, and a long text much: over article texts, a story of 200
-    /// unrelated ones drew a cosine of 0.1 from any other text (the story threshold is 0.12).
-    /// Without the mean, that cosine stays near 0 at every size.
+    /// The share of the background taken out of a story before a long item's cosine to it
+    /// (0: none; scaled by the item's length as `long_story_threshold` is, so headlines keep
+    /// their cosines). Every item shares some of the stream's common words with every other,
+    /// so a story's centroid holds its items' share of the mean item as well as what they
+    /// have in common: an unrelated item's cosine to it grows with the square root of its
+    /// items where their own similarity is low. A headline's handful of words shares little
+    /// with the mean, and a long text much: over article texts, a story of 200 unrelated
+    /// ones drew a cosine of 0.1 from any other text. The background is the story's items
+    /// times the mean of the window's items outside the story; with it taken out, that
+    /// cosine stays near 0 at every size.
     pub background: f32,
     /// Seed of the MinHash functions.
     pub seed: u64,
@@ -303,6 +305,19 @@ struct Query<'a> {
     share: f32,
 }
 
+impl<'a> Query<'a> {
+    /// A query that takes no background out.
+    fn plain(vector: &'a Vector, lookup: &'a [u32]) -> Query<'a> {
+        Query {
+            vector,
+            lookup,
+            background: 0.0,
+            others: 0,
+            share: 0.0,
+        }
+    }
+}
+
 /// A centroid in a term's postings, with its weight on the term.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
@@ -402,8 +417,8 @@ impl Level {
 
     /// Calls `visit(id, cosine)` for every live cluster sharing one of `lookup` words, in the
     /// order the words and their postings give, with its cosine to `vector` (sorted by id:
-    /// words, then bigrams), less `offset` a cluster's item over its norm (the background
-    /// of [`Query::offset`]).
+    /// words, then bigrams), less `share` of the background the cluster holds (see
+    /// [`Query`]).
     ///
     /// Term at a time: the postings carry each cluster's weight on the word, so the words'
     /// dot products are summed along the postings of the item's words (a candidate's centroid
@@ -961,12 +976,13 @@ impl Clusterer {
         let lookup = self.lookup(&vector);
         // Long texts only: a headline shares too little with the mean item to matter, and
         // the thresholds were set on headlines as they are.
+        let long = length(counted);
         let query = Query {
             vector: &vector,
             lookup: &lookup,
             background,
             others: self.n - 1,
-            share: self.params.background * length(counted),
+            share: self.params.background * long,
         };
         // Events compare words; stories words and bigrams.
         let words_vector = words_only(&vector);
@@ -999,7 +1015,6 @@ impl Clusterer {
                 // One scan gives the story to join and the runner-up to merge with: adding
                 // the item changes its own story's centroid only.
                 let [first, second] = self.stories.best_two(query);
-                let long = length(counted);
                 let story = match first.filter(|&scored| self.joins_story(scored, long)) {
                     Some((_, story)) => {
                         self.stories.add(story, &vector, at);
@@ -1044,16 +1059,7 @@ impl Clusterer {
         };
         let (cosine, event) = self
             .events
-            .best_scored(
-                Query {
-                    vector,
-                    lookup,
-                    background: 0.0,
-                    others: 0,
-                    share: 0.0,
-                },
-                None,
-            )
+            .best_scored(Query::plain(vector, lookup), None)
             .filter(|&(cosine, _)| cosine >= floor)?;
         if cosine >= threshold {
             return Some(event);
@@ -1572,14 +1578,9 @@ mod tests {
                 .take(rng.random_range(1..4))
                 .collect();
             let mut scored = Vec::new();
-            let asked = Query {
-                vector: &query,
-                lookup: &lookup,
-                background: 0.0,
-                others: 0,
-                share: 0.0,
-            };
-            level.score(asked, |id, cosine| scored.push((id, cosine)));
+            level.score(Query::plain(&query, &lookup), |id, cosine| {
+                scored.push((id, cosine))
+            });
             scored.sort_by_key(|&(id, _)| id);
             let expected: Vec<(u32, f32)> = level
                 .clusters
