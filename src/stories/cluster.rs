@@ -1842,6 +1842,59 @@ mod tests {
         assert!(drawn.len() >= 30, "{} of 40 drawn without it", drawn.len());
     }
 
+    /// The window's items summed, which the background is the mean of, follow the window:
+    /// an item's dot product with them is its dot product with each item of the window
+    /// (none of its own), and once every item has left the window they are nothing, not
+    /// what rounding left.
+    #[test]
+    fn the_summed_items_follow_the_window() {
+        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let hour = 3_600_000;
+        // Items on other subjects first, so that the words below are not on every item.
+        for i in 0..6 {
+            clusterer.add(&format!("market{i} report{i}"), "", 0);
+        }
+        let titles = [
+            "bank raises rates again",
+            "bank rates rise",
+            "storm hits coast",
+            "rates and the bank",
+        ];
+        let mut vectors = Vec::new();
+        for (i, title) in titles.iter().enumerate() {
+            clusterer.add(title, "", i as Millis * hour);
+            // The item's vector as it was counted: its weights, from the queue.
+            let start = clusterer.counted.len() - clusterer.kept.back().unwrap().counted as usize;
+            let vector: Vec<(u32, f32)> = (start..clusterer.counted.len())
+                .map(|at| (clusterer.counted[at], clusterer.counted_weights[at]))
+                .collect();
+            vectors.push(vector);
+        }
+        let dot = |a: &[(u32, f32)], b: &[(u32, f32)]| -> f64 {
+            a.iter()
+                .filter_map(|(t, w)| b.iter().find(|(u, _)| u == t).map(|(_, v)| w * v))
+                .map(f64::from)
+                .sum()
+        };
+        let summed = |clusterer: &Clusterer, vector: &[(u32, f32)]| -> f64 {
+            (vector.iter())
+                .map(|&(t, w)| f64::from(w) * clusterer.summed_weight(t))
+                .sum()
+        };
+        let all: f64 = vectors.iter().map(|v| dot(&vectors[3], v)).sum();
+        assert!((summed(&clusterer, &vectors[3]) - all).abs() < 1e-6);
+        assert!(dot(&vectors[3], &vectors[1]) > 0.0, "bank rates, both");
+
+        // A day past the window: every item has left.
+        clusterer.add("quiet day", "", clusterer.params.window + 4 * hour);
+        for vector in &vectors {
+            for &(term, _) in vector {
+                assert_eq!(clusterer.summed_weight(term), 0.0);
+            }
+        }
+        assert_eq!(clusterer.n, 1);
+    }
+
     /// The slot of the story that the story in `slot` now stands for.
     fn root(clusterer: &Clusterer, slot: u32) -> u32 {
         let serial = clusterer.stories.serial(slot);
