@@ -48,8 +48,8 @@ pub struct ClusterArgs {
     /// Share of a term's idf counted over the live stories instead of the items (0: items only).
     #[arg(long, value_parser = unit::<f32>)]
     pub story_idf_share: Option<f32>,
-    /// Share of the window's mean item taken out of a story before the story level's cosines
-    /// (0: none).
+    /// Share of the background (the mean of the window's items outside a story, times its
+    /// items) taken out of a story before a long item's cosine to it (0: none).
     #[arg(long, value_parser = unit::<f32>)]
     pub background: Option<f32>,
     /// Cosine at or above which a new event joins a big story.
