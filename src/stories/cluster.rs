@@ -665,10 +665,10 @@ impl Level {
         };
         let weights: Vector = self.drop_cluster(from).into_iter().collect();
         self.add(into, &weights, updated);
+        // `add` counted the merged weights as one item, in the window.
         let into = &mut self.clusters[into as usize];
         into.items += items - 1;
-        into.window_items += window_items;
-        into.window_items -= 1;
+        into.window_items = into.window_items + window_items - 1;
     }
 }
 
