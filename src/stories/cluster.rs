@@ -315,8 +315,9 @@ fn better((cosine, id): (f32, u32), than: Option<(f32, u32)>) -> bool {
 struct Query<'a> {
     vector: &'a Vector,
     lookup: &'a [u32],
-    /// The item's dot product with the window's other items summed, and how many they are.
-    background: f32,
+    /// The item's dot product with the window's other items summed, and how many they are:
+    /// what [`Centroid::background`] estimates the background from.
+    summed: f32,
     others: u32,
     /// The share of the background taken out of each candidate (see [`Level::score`]).
     share: f32,
@@ -328,7 +329,7 @@ impl<'a> Query<'a> {
         Query {
             vector,
             lookup,
-            background: 0.0,
+            summed: 0.0,
             others: 0,
             share: 0.0,
         }
@@ -447,7 +448,7 @@ impl Level {
         let Query {
             vector,
             lookup,
-            background,
+            summed,
             others,
             share,
         } = query;
@@ -484,7 +485,7 @@ impl Level {
                 }
             }
             if share > 0.0 {
-                dot -= share * cluster.background(dot, background, others);
+                dot -= share * cluster.background(dot, summed, others);
             }
             visit(id, dot / cluster.norm2.sqrt());
         }
@@ -989,7 +990,7 @@ impl Clusterer {
 
         let ids = self.term_ids(words, lang);
         let (vector, counted) = self.vector(&ids);
-        let background = self.count_in(&vector, counted);
+        let summed = self.count_in(&vector, counted);
         let lookup = self.lookup(&vector);
         // Long texts only: a headline shares too little with the mean item to matter, and
         // the thresholds were set on headlines as they are.
@@ -997,7 +998,7 @@ impl Clusterer {
         let query = Query {
             vector: &vector,
             lookup: &lookup,
-            background,
+            summed,
             others: self.n - 1,
             share: self.params.background * long,
         };
