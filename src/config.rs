@@ -391,6 +391,7 @@ pub struct RawConfig {
 struct RawStories {
     feeds: Option<Vec<String>>,
     window_hours: Option<f64>,
+    window_min_items: Option<i64>,
     event_threshold: Option<f64>,
     story_threshold: Option<f64>,
     merge_threshold: Option<f64>,
@@ -825,6 +826,12 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
         cluster_defaults.young_story,
         0..=1_000_000,
     );
+    let window_min_items = check.int(
+        "stories.window_min_items",
+        raw.window_min_items,
+        cluster_defaults.window_min_items,
+        0..=1_000_000,
+    );
     let mut number = |key: &str, value, default, range| {
         check.float(&format!("stories.{key}"), value, default, range)
     };
@@ -847,6 +854,7 @@ fn validate_stories(raw: &RawStories, feeds: &[FeedSource], check: &mut Check) -
     };
     let cluster = ClusterParams {
         window: (window * hour) as i64,
+        window_min_items,
         event_threshold: cosine(
             "event_threshold",
             raw.event_threshold,

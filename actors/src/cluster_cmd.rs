@@ -65,6 +65,9 @@ pub struct ClusterArgs {
     /// Cosine of a young story's centroid to a big story's at which it merges into it.
     #[arg(long, value_parser = unit::<f32>)]
     pub young_threshold: Option<f32>,
+    /// Items the statistics (N, df) keep at least, older than the window or not.
+    #[arg(long)]
+    pub window_min_items: Option<usize>,
     /// Terms of an item used to look up candidate clusters.
     #[arg(long, value_parser = at_least_one)]
     pub lookup_terms: Option<usize>,
@@ -116,6 +119,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             .unwrap_or(defaults.long_story_threshold),
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
+        window_min_items: args.window_min_items.unwrap_or(defaults.window_min_items),
         idf_power: args.idf_power.unwrap_or(defaults.idf_power),
         story_idf_share: args.story_idf_share.unwrap_or(defaults.story_idf_share),
         background: args.background.unwrap_or(defaults.background),

@@ -107,6 +107,11 @@ pub struct ClusterParams {
     pub fuzzy_cutoff: f64,
     /// Clusters not updated for this long are retired.
     pub window: Millis,
+    /// Items the statistics (N, df, the summed items) keep at least, older than `window` or
+    /// not. A sparse stream's window holds a handful of items, and over three items a word
+    /// two of them share weighs a third of one on a single item: the idf then works against
+    /// what items have in common. The near-duplicate index follows the window alone.
+    pub window_min_items: usize,
     /// Terms of an item used to look up candidate clusters (its highest weighted).
     pub lookup_terms: usize,
     /// Adjacent pairs of stems count as terms too.
@@ -179,6 +184,7 @@ impl Default for ClusterParams {
             title_fuzzy: None,
             fuzzy_cutoff: 0.7,
             window: 3 * 24 * 3_600_000,
+            window_min_items: 100,
             lookup_terms: 6,
             bigrams: true,
             demonyms: true,
@@ -816,6 +822,9 @@ pub struct Clusterer {
     lsh: LshIndex,
     /// By arrival, oldest first.
     kept: VecDeque<Kept>,
+    /// The newest `in_lsh` of `kept` are in the near-duplicate index (the window's); the
+    /// others count in the statistics only (see [`ClusterParams::window_min_items`]).
+    in_lsh: usize,
     /// The terms each kept item counted in the document frequencies, one after the other
     /// in the order of `kept` from `counted_from` on (one queue rather than a list an item:
     /// they live a window).
@@ -883,6 +892,7 @@ impl Clusterer {
             event_titles: Vec::new(),
             story_parent: Vec::new(),
             kept: VecDeque::new(),
+            in_lsh: 0,
             counted: Vec::new(),
             counted_from: 0,
             counted_weights: Vec::new(),
@@ -1056,6 +1066,7 @@ impl Clusterer {
             duplicate_of: None,
         };
         self.lsh.insert(arrival, &bands);
+        self.in_lsh += 1;
         self.kept.push_back(Kept {
             arrival,
             shingles: item_shingles,
@@ -1450,10 +1461,21 @@ impl Clusterer {
         self.events
             .retire(before, |event| titles[event as usize] = Vec::new());
         self.stories.retire(before, |_| {});
-        // Kept items are the LSH index's items, in the same order: both leave oldest first,
-        // and the statistics forget them.
-        while self.kept.front().is_some_and(|kept| kept.at < before) {
+        // The newest kept items are the LSH index's, in the same order: they leave it oldest
+        // first as they leave the window.
+        while self.in_lsh > 0 {
+            let at = self.kept.len() - self.in_lsh;
+            let oldest = &mut self.kept[at];
+            if oldest.at >= before {
+                break;
+            }
             self.lsh.remove_oldest();
+            oldest.shingles = Vec::new();
+            self.in_lsh -= 1;
+        }
+        // The statistics forget them too, but for the last `window_min_items`.
+        let floor = self.in_lsh.max(self.params.window_min_items);
+        while self.kept.len() > floor {
             if let Some(kept) = self.kept.pop_front() {
                 self.n -= 1;
                 if let Some(story) = self.story_slot(kept.assignment.story) {
@@ -1705,6 +1727,7 @@ mod tests {
         let window = 2 * HOUR;
         let params = ClusterParams {
             window,
+            window_min_items: 0,
             ..ClusterParams::default()
         };
         let mut clusterer = Clusterer::new(params.clone());
@@ -1803,10 +1826,53 @@ mod tests {
         assert_eq!(idf_power_for(1.0, 100), 1.0);
     }
 
+    /// A stream of one item a day holds three in its window: over so few, the words two
+    /// articles on one subject share weigh less than those each has alone. With the
+    /// statistics kept over the last hundred items, the two join; over the window alone,
+    /// fewer than half the pairs do. Near-duplicates are still looked for in the window only.
+    #[test]
+    fn a_sparse_stream_keeps_enough_items_for_its_idf() {
+        let day: Millis = 24 * 3_600_000;
+        let run = |window_min_items: usize| {
+            let mut clusterer = Clusterer::new(ClusterParams {
+                window_min_items,
+                ..ClusterParams::default()
+            });
+            let stories: Vec<u64> = (0..80)
+                .map(|i| {
+                    let (title, text) = article_in(&format!("subject{}", i / 2), i, 100);
+                    clusterer.add(&title, &text, i as Millis * day).story
+                })
+                .collect();
+            let joined = (stories.chunks(2))
+                .filter(|pair| clusterer.story(pair[0]) == clusterer.story(pair[1]))
+                .count();
+            (joined, clusterer)
+        };
+        let (joined, mut clusterer) = run(100);
+        assert_eq!(clusterer.footprint().kept, 80);
+        assert!(joined >= 36, "{joined} of 40 pairs joined");
+        let (title, text) = article_in("subject0", 0, 100);
+        let copy = clusterer.add(&title, &text, 80 * day);
+        assert_eq!(copy.duplicate_of, None, "the first item left the window");
+        let (title, text) = article_in("subject39", 79, 100);
+        let copy = clusterer.add(&title, &text, 80 * day);
+        assert_eq!(copy.duplicate_of, Some(79));
+
+        let (joined, clusterer) = run(0);
+        assert!(clusterer.footprint().kept <= 4);
+        assert!(joined <= 20, "{joined} of 40 pairs joined");
+    }
+
     /// An article on `subject` (its two words every tenth word, the title) written in a
     /// stock of 60 common words in an order drawn from `draw`: a shared order would make
     /// the texts near-copies.
     fn article(subject: &str, draw: u64) -> (String, String) {
+        article_in(subject, draw, 60)
+    }
+
+    /// [`article`] in a stock of `stock` common words.
+    fn article_in(subject: &str, draw: u64, stock: u64) -> (String, String) {
         let subject = [format!("{subject}alpha"), format!("{subject}beta")];
         let mut draw = (draw + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let text: Vec<String> = (0..150)
@@ -1816,7 +1882,7 @@ mod tests {
                     draw = draw
                         .wrapping_mul(6_364_136_223_846_793_005)
                         .wrapping_add(1_442_695_040_888_963_407);
-                    format!("common{}word", (draw >> 33) % 60)
+                    format!("common{}word", (draw >> 33) % stock)
                 }
             })
             .collect();
@@ -1883,7 +1949,10 @@ mod tests {
     /// what rounding left. So do the stories' counts of their items in the window.
     #[test]
     fn the_summed_items_follow_the_window() {
-        let mut clusterer = Clusterer::new(ClusterParams::default());
+        let mut clusterer = Clusterer::new(ClusterParams {
+            window_min_items: 0,
+            ..ClusterParams::default()
+        });
         let hour = 3_600_000;
         // Items on other subjects first, so that the words below are not on every item.
         for i in 0..6 {
