@@ -167,6 +167,14 @@ fn length(terms: u32) -> f32 {
     ((terms as f32 / SHORT_TEXT_TERMS as f32).log2() / span).min(1.0)
 }
 
+/// Distinct adjacent pairs in `ids`: the bigrams an item would have.
+fn distinct_pairs(ids: &[u32]) -> u32 {
+    let mut pairs: Vec<(u32, u32)> = ids.windows(2).map(|pair| (pair[0], pair[1])).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs.len() as u32
+}
+
 impl Default for ClusterParams {
     fn default() -> Self {
         ClusterParams {
@@ -999,12 +1007,12 @@ impl Clusterer {
         }
 
         let ids = self.term_ids(words, lang);
-        let (vector, counted) = self.vector(&ids);
+        // `long`: how far the item is from a headline towards an article. Only long texts
+        // take the background out and join at a threshold of their own: a headline shares
+        // too little with the mean item to matter, and the thresholds were set on headlines.
+        let (vector, counted, long) = self.vector(&ids);
         let summed = self.count_in(&vector, counted);
         let lookup = self.lookup(&vector);
-        // Long texts only: a headline shares too little with the mean item to matter, and
-        // the thresholds were set on headlines as they are.
-        let long = length(counted);
         let query = Query {
             vector: &vector,
             lookup: &lookup,
@@ -1347,8 +1355,9 @@ impl Clusterer {
     }
 
     /// The tf·idf vector of an item of terms `ids` (and their bigrams), counting it into the
-    /// document frequencies first; and how many terms it counted (queued in
-    /// [`Clusterer::counted`], uncounted when the item leaves the window).
+    /// document frequencies first; how many terms it counted (queued in
+    /// [`Clusterer::counted`], uncounted when the item leaves the window); and how long it
+    /// is (see [`length`]).
     ///
     /// A term's idf is the items' (`ln(N/df)` over the window) to the power `1 − share` times
     /// the stories' (`ln((S + 2)/(s + 1))`, S live stories, s of them holding the term) to the
@@ -1360,7 +1369,7 @@ impl Clusterer {
     /// use is common. A product, not a sum: a word on every item keeps no weight, or a stream
     /// whose items all share a few words would fall into one story that then makes those
     /// words rare (among its one or two stories) for good.
-    fn vector(&mut self, ids: &[u32]) -> (Vector, u32) {
+    fn vector(&mut self, ids: &[u32]) -> (Vector, u32, f32) {
         // The terms, bigrams included, sorted: counting is a run over equal ids.
         let mut terms = std::mem::take(&mut self.item_terms);
         terms.clear();
@@ -1398,7 +1407,13 @@ impl Clusterer {
         let n = self.n as f32;
         let share = self.params.story_idf_share;
         let stories = self.stories.live() as f32 + 2.0;
-        let power = idf_power_for(self.params.idf_power, counted);
+        // An item is as long with bigrams as without: its pairs count whether they are
+        // terms or not.
+        let length_terms = match self.params.bigrams {
+            true => counted,
+            false => counted + distinct_pairs(ids),
+        };
+        let power = idf_power_for(self.params.idf_power, length_terms);
         // Sorted by id already.
         self.item_terms = terms;
         // Collected in place: the vector takes over the counts' allocation.
@@ -1429,7 +1444,7 @@ impl Clusterer {
                 *w /= norm;
             }
         }
-        (vector, counted)
+        (vector, counted, length(length_terms))
     }
 
     /// The document frequency of term `id`, word or bigram.
@@ -1824,6 +1839,28 @@ mod tests {
         assert_eq!(idf_power_for(0.25, LONG_TEXT_TERMS), 1.0);
         assert_eq!(idf_power_for(0.25, 10 * LONG_TEXT_TERMS), 1.0);
         assert_eq!(idf_power_for(1.0, 100), 1.0);
+    }
+
+    /// Whether bigrams are terms or not, an article is as long (its idf as close to the plain
+    /// one), and a headline as short.
+    #[test]
+    fn an_item_is_as_long_without_bigrams() {
+        let (title, text) = article("subject", 1);
+        let lengths = |text: &str| {
+            [true, false].map(|bigrams| {
+                let mut clusterer = Clusterer::new(ClusterParams {
+                    bigrams,
+                    ..ClusterParams::default()
+                });
+                let words: Vec<String> = text.split(' ').map(str::to_string).collect();
+                let ids = clusterer.term_ids(&words, Lang::English);
+                clusterer.vector(&ids).2
+            })
+        };
+        let [with, without] = lengths(&format!("{title} {text}"));
+        assert_eq!(with, without);
+        assert!(with > 0.5, "{with}");
+        assert_eq!(lengths(&title), [0.0, 0.0]);
     }
 
     /// A stream of one item a day holds three in its window: over so few, the words two
