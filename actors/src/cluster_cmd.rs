@@ -65,6 +65,10 @@ pub struct ClusterArgs {
     /// Cosine of a young story's centroid to a big story's at which it merges into it.
     #[arg(long, value_parser = unit::<f32>)]
     pub young_threshold: Option<f32>,
+    /// Hours after which a story or event not updated is retired, and an item leaves the
+    /// statistics and the near-duplicate index.
+    #[arg(long, value_parser = window)]
+    pub window_hours: Option<f64>,
     /// Items the statistics (N, df) keep at least, older than the window or not.
     #[arg(long)]
     pub window_min_items: Option<usize>,
@@ -89,6 +93,11 @@ pub struct ClusterArgs {
 /// The idf's exponent: from 0 (every term weighs alike) to 4.
 fn exponent(text: &str) -> Result<f32, String> {
     within(text, 0.0, 4.0)
+}
+
+/// A window in hours, from 36 seconds to a year (as `[stories] window_hours`).
+fn window(text: &str) -> Result<f64, String> {
+    within(text, 0.01, 24.0 * 365.0)
 }
 
 /// A count of lookup terms: an item looked up by none would find no cluster.
@@ -119,6 +128,9 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             .unwrap_or(defaults.long_story_threshold),
         title_fuzzy: args.title_fuzzy.or(defaults.title_fuzzy),
         lookup_terms: args.lookup_terms.unwrap_or(defaults.lookup_terms),
+        window: args
+            .window_hours
+            .map_or(defaults.window, |hours| (hours * 3_600_000.0) as i64),
         window_min_items: args.window_min_items.unwrap_or(defaults.window_min_items),
         idf_power: args.idf_power.unwrap_or(defaults.idf_power),
         story_idf_share: args.story_idf_share.unwrap_or(defaults.story_idf_share),

@@ -477,6 +477,10 @@ fn cluster_options_out_of_range_are_clear_errors() {
             "at least 1",
         ),
         (
+            &["cluster", "--input", "x", "--window-hours", "0"],
+            "0 is not between 0.01 and 8760",
+        ),
+        (
             &["cluster", "--input", "x", "--title-fuzzy", "high"],
             "`high` is not a number",
         ),
