@@ -114,6 +114,7 @@ impl Clusterer {
             forget_before: book
                 .newest()
                 .saturating_sub(self.wiring.settings.cluster.window),
+            keep_last: self.wiring.settings.cluster.window_min_items,
         });
         self.wiring.record.do_send(record)
     }

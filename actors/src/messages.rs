@@ -210,8 +210,11 @@ pub struct RecordNewsItems {
     pub items: Vec<ferret::stories::NewsItem>,
     /// The items (these or earlier ones) whose event, story or original changed.
     pub placements: Vec<ferret::stories::Placement>,
-    /// Items published before this time (Unix ms) are forgotten.
+    /// Items published before this time (Unix ms) are forgotten, but for the last
+    /// `keep_last` filed: the clusterer's statistics still count them, and a replay must too.
     pub forget_before: i64,
+    /// Items filed last that are kept whatever their time.
+    pub keep_last: usize,
 }
 
 /// Asks for the news items kept, in filing order. Sent by the Clusterer when it starts (also

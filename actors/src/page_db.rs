@@ -134,9 +134,12 @@ impl Handle<RecordNewsItems> for PageDb {
     type Reply = Result<(), StoreError>;
 
     fn handle(&mut self, msg: RecordNewsItems, cx: &mut Cx<'_, Self>) -> Self::Reply {
-        let result = self
-            .store
-            .record_news_items(&msg.items, &msg.placements, msg.forget_before);
+        let result = self.store.record_news_items(
+            &msg.items,
+            &msg.placements,
+            msg.forget_before,
+            msg.keep_last,
+        );
         if let Err(err) = &result {
             cx.record_error(err);
         }

@@ -529,12 +529,14 @@ impl Store {
     }
 
     /// Records news items filed into stories, in order; items filed before are ignored.
-    /// Items published before `forget_before` are deleted.
+    /// Items published before `forget_before` are deleted, but for the last `keep_last`
+    /// filed (the clusterer's statistics keep them: see `ClusterParams::window_min_items`).
     pub fn record_news_items(
         &mut self,
         items: &[NewsItem],
         placements: &[Placement],
         forget_before: i64,
+        keep_last: usize,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         for item in items {
@@ -566,9 +568,11 @@ impl Store {
                 ],
             )?;
         }
+        // With fewer than `keep_last + 1` items the subquery is NULL, and nothing goes.
         tx.execute(
-            "DELETE FROM news_items WHERE published_ms < ?1",
-            [forget_before],
+            "DELETE FROM news_items WHERE published_ms < ?1 AND seq <= (
+                 SELECT seq FROM news_items ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+            params![forget_before, keep_last as i64],
         )?;
         tx.commit()?;
         Ok(())

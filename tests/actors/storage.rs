@@ -216,8 +216,39 @@ fn news_items_keep_their_language_across_a_reopen() {
     let items = [item("1", Some("de-DE")), item("2", None)];
     Store::open(&path)
         .unwrap()
-        .record_news_items(&items, &[], 0)
+        .record_news_items(&items, &[], 0, 0)
         .unwrap();
     let store = Store::open(&path).unwrap();
     assert_eq!(store.load_news_items().unwrap(), items);
+}
+
+/// Items older than the window are forgotten, but for the last ones filed that the
+/// clusterer's statistics still count: a replay must count them too.
+#[test]
+fn the_last_news_items_filed_are_kept_past_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("ferret.db")).unwrap();
+    let item = |i: i64| NewsItem {
+        id: i.to_string(),
+        source: "http://127.0.0.1/feed".into(),
+        title: format!("Title {i}"),
+        link: format!("http://127.0.0.1/{i}"),
+        published: i * 1_000,
+        text: String::new(),
+        language: None,
+    };
+    let ids = |store: &Store| -> Vec<String> {
+        (store.load_news_items().unwrap().into_iter())
+            .map(|item| item.id)
+            .collect()
+    };
+    let items: Vec<NewsItem> = (1..=5).map(item).collect();
+    // Fewer items than kept: none goes.
+    store.record_news_items(&items, &[], 10_000, 8).unwrap();
+    assert_eq!(ids(&store), ["1", "2", "3", "4", "5"]);
+    store.record_news_items(&[], &[], 10_000, 2).unwrap();
+    assert_eq!(ids(&store), ["4", "5"]);
+    // Inside the window, an item stays whatever is kept.
+    store.record_news_items(&[item(6)], &[], 5_000, 0).unwrap();
+    assert_eq!(ids(&store), ["5", "6"]);
 }

@@ -407,3 +407,76 @@ fn a_feeds_language_is_the_language_its_items_are_stemmed_in() {
     let (a, b) = stories_of_the_last_two(feed(""));
     assert_ne!(a, b);
 }
+
+/// What the store keeps of a sparse stream (one item a day, two on each subject) replays
+/// into the stories the live book holds: the items of the window and, older, the last
+/// `window_min_items` filed, which the clusterer's statistics still count. The window's
+/// items alone (four) replay into other stories.
+#[test]
+fn a_sparse_streams_replay_needs_the_items_the_statistics_keep() {
+    use ferret::stories::{NewsItem, StoryBook};
+    use std::collections::BTreeMap;
+
+    let params = ClusterParams::default();
+    let day = 24 * 3_600_000;
+    let mut draw: u64 = 7;
+    let items: Vec<NewsItem> = (0..150)
+        .map(|i: i64| {
+            let subject = format!("subject{}", i / 2);
+            let text: Vec<String> = (0..150)
+                .map(|k| match k % 10 {
+                    0 => subject.clone(),
+                    _ => {
+                        draw = draw
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(1_442_695_040_888_963_407);
+                        format!("common{}word", (draw >> 33) % 100)
+                    }
+                })
+                .collect();
+            NewsItem {
+                id: i.to_string(),
+                source: "http://127.0.0.1/feed".into(),
+                title: subject.clone(),
+                link: format!("http://127.0.0.1/{i}"),
+                published: i * day,
+                text: text.join(" "),
+                language: None,
+            }
+        })
+        .collect();
+    // The window's items grouped by story, and by event.
+    let grouped = |items: &[NewsItem]| {
+        let mut book = StoryBook::new(params.clone());
+        for item in items {
+            book.add(item.clone());
+        }
+        let mut stories: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut events: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for placed in book.placements() {
+            stories
+                .entry(placed.story)
+                .or_default()
+                .push(placed.id.clone());
+            events.entry(placed.event).or_default().push(placed.id);
+        }
+        let mut groups: Vec<Vec<Vec<String>>> = [stories, events]
+            .map(|map| map.into_values().collect())
+            .into();
+        groups.iter_mut().for_each(|groups| groups.sort());
+        groups
+    };
+    let live = grouped(&items);
+    let newest = items.last().unwrap().published;
+    let kept = |keep_last: usize| -> Vec<NewsItem> {
+        let from = items.len() - keep_last;
+        (items.iter().enumerate())
+            .filter(|&(i, item)| i >= from || item.published >= newest - params.window)
+            .map(|(_, item)| item.clone())
+            .collect()
+    };
+    assert_eq!(grouped(&kept(params.window_min_items)), live);
+    let window_only = kept(0);
+    assert_eq!(window_only.len(), 4);
+    assert_ne!(grouped(&window_only), live);
+}
