@@ -117,9 +117,9 @@ struct Watch {
     /// The detector's sweep share as last logged.
     logged_share: Option<f64>,
     /// The most reads the detector wanted at once as last logged, and when.
-    logged_lanes: (usize, Option<Millis>),
+    logged_lanes: (usize, Hourly),
     /// When a `pubDate` ahead of this machine's clock was last logged.
-    logged_ahead: Option<Millis>,
+    logged_ahead: Hourly,
 }
 
 /// How far the detector's sweep share moves before it is logged again: it moves by half a
@@ -152,8 +152,8 @@ impl OnAirDetector {
                         timer: None,
                         not_before: Millis::MIN,
                         logged_share: None,
-                        logged_lanes: (1, None),
-                        logged_ahead: None,
+                        logged_lanes: (1, Hourly::default()),
+                        logged_ahead: Hourly::default(),
                     },
                 );
             }
@@ -390,6 +390,22 @@ impl OnAirDetector {
     }
 }
 
+/// When a line logged at most once a listing hour was last logged.
+#[derive(Debug, Default)]
+struct Hourly(Option<Millis>);
+
+impl Hourly {
+    /// Whether the line may be logged at `now`, an `hour` or more after it last was; if so,
+    /// it counts as logged at `now`.
+    fn due(&mut self, now: Millis, hour: Millis) -> bool {
+        let due = self.0.is_none_or(|at| now - at >= hour);
+        if due {
+            self.0 = Some(now);
+        }
+        due
+    }
+}
+
 /// Logs (at most once a listing hour) a page whose newest `pubDate` lies more than the grace
 /// ahead of the read's start on this machine's clock. Frames are taken to end a frame after
 /// their `pubDate`, so the listing's clock or its time zone being off by that much makes every
@@ -400,16 +416,12 @@ fn warn_of_keys_ahead(watch: &mut Watch, listing: &str, view: &PageView, started
         return;
     };
     let ahead = newest - started_at;
-    let quiet = watch
-        .logged_ahead
-        .is_some_and(|at| started_at - at < params.listing_hour());
-    if ahead > params.grace && !quiet {
+    if ahead > params.grace && watch.logged_ahead.due(started_at, params.listing_hour()) {
         warn!(
             %listing,
             ahead_secs = ahead / SECOND,
             "A pubDate lies ahead of this machine's clock: the listing's clock or its time zone is off, and Off Air events will come that much late (frames are taken to end frame_secs after the pubDate)."
         );
-        watch.logged_ahead = Some(started_at);
     }
 }
 
@@ -476,16 +488,15 @@ impl Handle<ListingPageRead> for OnAirDetector {
         // A listing whose reads take about as long as the line swaps now and then: logged at
         // most once a listing hour.
         let lanes = detector.lanes();
-        let (logged, at) = watch.logged_lanes;
-        let quiet = at.is_some_and(|at| now - at < watch.source.params.listing_hour());
-        if lanes != logged && !quiet {
+        let hour = watch.source.params.listing_hour();
+        if lanes != watch.logged_lanes.0 && watch.logged_lanes.1.due(now, hour) {
             info!(
                 listing = %msg.listing,
                 reads_at_once = lanes,
                 mean_read_ms = watch.answered.mean(),
                 "The detector's reads at once: 2 while reads are so slow that one reader spending the budget would hardly be idle (the head sweep then reads beside the other reads), else 1 (logged at most once an hour of the listing's clock)."
             );
-            watch.logged_lanes = (lanes, Some(now));
+            watch.logged_lanes.0 = lanes;
         }
         let mut detections = Vec::new();
         while let Some(event) = detector.poll_event() {
