@@ -369,6 +369,7 @@ event_threshold = 1.5
 half_life_hours = 2
 big_story = 0
 young_story = 3
+window_min_items = -1
 young_threshold = 0.2
 story_idf_share = 1.5
 demonyms = false
@@ -380,6 +381,7 @@ demonyms = false
         [
             "stories.feeds[1]",
             "stories.big_story",
+            "stories.window_min_items",
             "stories.event_threshold",
             "stories.story_idf_share"
         ]
@@ -387,12 +389,14 @@ demonyms = false
     let valid = text
         .replace(", \"nope\"", "")
         .replace("1.5", "0.4")
-        .replace("big_story = 0", "big_story = 20");
+        .replace("big_story = 0", "big_story = 20")
+        .replace("window_min_items = -1", "window_min_items = 30");
     let ok = Settings::from_toml(&valid, None).expect("valid");
     assert_eq!(ok.stories.feeds, ["news"]);
     assert_eq!(ok.stories.cluster.event_threshold, 0.4);
     assert_eq!(ok.stories.cluster.big_story, 20);
     assert_eq!(ok.stories.cluster.young_story, 3);
+    assert_eq!(ok.stories.cluster.window_min_items, 30);
     assert_eq!(ok.stories.cluster.young_threshold, 0.2);
     assert_eq!(ok.stories.cluster.story_idf_share, 0.4);
     assert!(!ok.stories.cluster.demonyms);
