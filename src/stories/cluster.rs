@@ -42,7 +42,7 @@
 //!
 //! **Window.** Events and stories not updated for `window` are retired: they leave the
 //! indexes and take no more items; items older than `window` leave the near-duplicate index
-//! and the statistics. Words and bigrams on no item of the window and in no live cluster are
+//! and the statistics (which keep the last `window_min_items` at least). Words and bigrams on no item of the window and in no live cluster are
 //! forgotten once they make up half the vocabulary, their ids going to new terms. So the
 //! indexes, the statistics and the vocabulary stay within what a window (or two) brings on
 //! an endless stream. So do the clusters' records: a cluster lives in a slot, and once no
@@ -687,7 +687,8 @@ impl Level {
     }
 }
 
-/// An item kept for near-duplicate checks while it is inside the window.
+/// An item kept for the statistics, and for near-duplicate checks while it is inside the
+/// window (its shingles are dropped when it leaves).
 #[derive(Debug)]
 struct Kept {
     arrival: u32,
