@@ -114,7 +114,7 @@ impl Clusterer {
             forget_before: book
                 .newest()
                 .saturating_sub(self.wiring.settings.cluster.window),
-            keep_last: self.wiring.settings.cluster.window_min_items,
+            keep_last: book.kept_for_replay(),
         });
         self.wiring.record.do_send(record)
     }

@@ -213,7 +213,8 @@ pub struct RecordNewsItems {
     /// Items published before this time (Unix ms) are forgotten, but for the last
     /// `keep_last` filed: the clusterer's statistics still count them, and a replay must too.
     pub forget_before: i64,
-    /// Items filed last that are kept whatever their time.
+    /// Items filed last that are kept whatever their time
+    /// ([`ferret::stories::StoryBook::kept_for_replay`]).
     pub keep_last: usize,
 }
 

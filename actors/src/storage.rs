@@ -530,7 +530,7 @@ impl Store {
 
     /// Records news items filed into stories, in order; items filed before are ignored.
     /// Items published before `forget_before` are deleted, but for the last `keep_last`
-    /// filed (the clusterer's statistics keep them: see `ClusterParams::window_min_items`).
+    /// filed (the clusterer's statistics count them: see `StoryBook::kept_for_replay`).
     pub fn record_news_items(
         &mut self,
         items: &[NewsItem],

@@ -235,6 +235,13 @@ impl StoryBook {
         self.newest
     }
 
+    /// How many of the items filed last a replay must file again, older than the window or
+    /// not, for the clusterer to count the items its statistics count now (see
+    /// `ClusterParams::window_min_items`).
+    pub fn kept_for_replay(&self) -> usize {
+        self.clusterer.statistics_span()
+    }
+
     /// Items filed and still inside the window.
     pub fn len(&self) -> usize {
         self.items.len()

@@ -925,6 +925,12 @@ impl Clusterer {
         self.arrivals == 0
     }
 
+    /// How many of the latest items seen (near-duplicates included) reach back to the oldest
+    /// item the statistics still count: what a replay must see again to count the same.
+    pub fn statistics_span(&self) -> usize {
+        (self.kept.front()).map_or(0, |oldest| (self.arrivals - oldest.arrival) as usize)
+    }
+
     /// The languages the items were read in (named or detected), with their counts, the
     /// commonest first.
     pub fn languages(&self) -> Vec<(Lang, u32)> {
