@@ -187,6 +187,9 @@ pub struct RecordListingRead {
     /// What the detector has learnt beyond its book ([`ferret::listing::Pager::memory`]);
     /// `None` forgets what was kept.
     pub memory: Option<ferret::listing::Memory>,
+    /// What the pages have shown of the listing's order among equal keys
+    /// ([`ferret::listing::Book::ties`]).
+    pub ties: ferret::listing::TieOrder,
     /// Reads that started before this time (Unix ms) are forgotten: they no longer count.
     pub forget_before: i64,
 }

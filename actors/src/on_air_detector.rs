@@ -266,7 +266,7 @@ impl Handle<ListingLoaded> for OnAirDetector {
                 warn!(error = %err, "Could not mark resumed events emitted.");
             }
         }
-        let book = Book::restore(state.on_air, state.gone);
+        let book = Book::restore(state.on_air, state.gone, state.ties);
         let params = &watch.source.params;
         info!(
             listing = %msg.listing,
@@ -465,6 +465,7 @@ impl Handle<ListingPageRead> for OnAirDetector {
             at_ms: msg.started_at,
             seen,
             memory: detector.memory(),
+            ties: detector.book().ties(),
             forget_before: now - watch.source.params.listing_hour(),
         });
         if let Err(err) = self.wiring.reads.do_send(read) {

@@ -49,9 +49,9 @@ pub struct OnAirBenchArgs {
     #[arg(long)]
     pub no_head_lane: bool,
     /// Restart every strategy's detector every this many minutes of the real listing's time,
-    /// from the book the store keeps, with the start times of its reads and the sweep's
-    /// memory as of the latest, as the daemon resumes after a crash or a `kill -9` (at most a
-    /// day).
+    /// from the book the store keeps (with the order among equal keys its pages showed), the
+    /// start times of its reads and the sweep's memory as of the latest, as the daemon
+    /// resumes after a crash or a `kill -9` (at most a day).
     #[arg(long, value_parser = crate::arg::minutes)]
     pub restart_every_minutes: Option<f64>,
     /// With `--restart-every-minutes`: seconds of the real listing's time each restart keeps

@@ -109,6 +109,7 @@ impl Handle<RecordListingRead> for PageDb {
             msg.at_ms,
             &msg.seen,
             msg.memory,
+            msg.ties,
             msg.forget_before,
         );
         if let Err(err) = &result {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use ferret::listing::{BookEntry, Event, EventKind, Listed, Memory};
+use ferret::listing::{BookEntry, Event, EventKind, Listed, Memory, TieOrder};
 use ferret::stories::{NewsItem, Placement};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
@@ -230,6 +230,15 @@ const MIGRATIONS: &[M<'static>] = &[
     // 13: how late after their boundaries a listing was seen to end frames, so that a
     // restarted detector does not take late ends for extensions until it sees one again.
     M::up("ALTER TABLE listing_memory ADD COLUMN frame_lateness_ms INTEGER NOT NULL DEFAULT 0;"),
+    // 14: what a listing's pages showed of its order among equal keys, so that a restarted
+    // detector does not hold back the Off Airs that order proves until it is shown again.
+    M::up(
+        "CREATE TABLE listing_ties (
+            listing        TEXT    PRIMARY KEY,
+            larger_first   INTEGER NOT NULL,
+            smaller_first  INTEGER NOT NULL
+        );",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -245,6 +254,8 @@ pub struct ListingState {
     pub reads: Vec<i64>,
     /// What the detector had learnt beyond its book as of its latest read.
     pub memory: Option<Memory>,
+    /// What the listing's pages had shown of its order among equal keys as of its latest read.
+    pub ties: TieOrder,
 }
 
 /// One detection to record: the event and its JSON line.
@@ -420,19 +431,37 @@ impl Store {
                 },
             )
             .optional()?;
+        if let Some(ties) = self
+            .conn
+            .query_row(
+                "SELECT larger_first, smaller_first FROM listing_ties WHERE listing = ?1",
+                [listing],
+                |row| {
+                    Ok(TieOrder {
+                        larger_first: row.get(0)?,
+                        smaller_first: row.get(1)?,
+                    })
+                },
+            )
+            .optional()?
+        {
+            state.ties = ties;
+        }
         Ok(state)
     }
 
     /// Records that a read of `listing` started at `at` (Unix ms) and showed the broadcasts
-    /// `seen` (those on air are proven so since `at`), and what the detector had learnt
-    /// beyond its book once it took the read (`None` forgets what was kept); reads that
-    /// started before `forget_before` are deleted.
+    /// `seen` (those on air are proven so since `at`), what the detector had learnt beyond
+    /// its book once it took the read (`None` forgets what was kept) and what the pages had
+    /// shown of the order among equal keys; reads that started before `forget_before` are
+    /// deleted.
     pub fn record_listing_read(
         &mut self,
         listing: &str,
         at: i64,
         seen: &[Arc<str>],
         memory: Option<Memory>,
+        ties: TieOrder,
         forget_before: i64,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
@@ -456,6 +485,11 @@ impl Store {
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,
         };
+        tx.execute(
+            "INSERT OR REPLACE INTO listing_ties (listing, larger_first, smaller_first)
+            VALUES (?1, ?2, ?3)",
+            params![listing, ties.larger_first, ties.smaller_first],
+        )?;
         let mut sighting = tx.prepare_cached(
             "UPDATE listing_onair SET seen_ms = max(seen_ms, ?3) WHERE listing = ?1 AND id = ?2",
         )?;

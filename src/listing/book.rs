@@ -53,14 +53,16 @@ impl Book {
         Book::default()
     }
 
-    /// A book restored from the store: the broadcasts on air and the ids reported gone (with
-    /// the time they were reported).
+    /// A book restored from the store: the broadcasts on air, the ids reported gone (with
+    /// the time they were reported) and what the pages showed of the order among equals.
     pub fn restore(
         entries: impl IntoIterator<Item = BookEntry>,
         gone: impl IntoIterator<Item = (Arc<str>, Millis)>,
+        ties: TieOrder,
     ) -> Book {
         let mut book = Book {
             gone: gone.into_iter().collect(),
+            ties,
             ..Book::default()
         };
         for entry in entries {
@@ -69,6 +71,12 @@ impl Book {
             }
         }
         book
+    }
+
+    /// What the pages showed of the listing's order among equal keys, for the store to keep
+    /// ([`super::ties`]).
+    pub fn ties(&self) -> TieOrder {
+        self.ties
     }
 
     /// Broadcasts believed on air.
@@ -324,6 +332,24 @@ mod tests {
         // Taught one order, a page in the other proves no equal gone.
         assert_eq!(
             on_air_after_page_two(taught(larger_first), smaller_first, &all),
+            all
+        );
+    }
+
+    /// The order among equals is part of what the store keeps: a book restored with the ties
+    /// its pages taught proves the same equals gone at once, and one restored without them
+    /// proves none until it is taught again.
+    #[test]
+    fn a_restored_book_keeps_the_order_its_pages_taught() {
+        let all = [65, 40, 25, 10];
+        let tie = Ordering::Greater;
+        let restored = |ties| Book::restore([], [], ties);
+        assert_eq!(
+            on_air_after_page_two(restored(taught(tie).ties()), tie, &all),
+            [65, 10]
+        );
+        assert_eq!(
+            on_air_after_page_two(restored(TieOrder::default()), tie, &all),
             all
         );
     }

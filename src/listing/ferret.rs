@@ -1715,7 +1715,7 @@ impl Pager for FerretPager {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::{EventKind, Listed, MINUTE, SECOND};
+    use crate::listing::{EventKind, Listed, TieOrder, MINUTE, SECOND};
 
     fn item(key: Millis) -> Listed {
         Listed {
@@ -2489,6 +2489,7 @@ mod tests {
                     BookEntry::restored(item(t0 - SECOND - 2 * i * SECOND), t0 - 2 * SECOND)
                 }),
                 [],
+                TieOrder::default(),
             )
         };
         let new = first_reading_pages(FerretPager::new(params.clone(), book()), t0);
@@ -2506,7 +2507,11 @@ mod tests {
 
         // Stopped during its first reading: the book holds the first ten pages, the newest
         // six minutes of keys, and is read whole.
-        let part = Book::restore(book().entries().rev().take(180).cloned(), []);
+        let part = Book::restore(
+            book().entries().rev().take(180).cloned(),
+            [],
+            TieOrder::default(),
+        );
         let stopped = FerretPager::new(params, part).resume(t0 - 2 * SECOND, None);
         assert_eq!(
             first_reading_pages(stopped, t0),

@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use book::{Book, BookEntry};
 pub use page::{rfc3339, view_from_feed, CutOff, EventRecord};
+pub use ties::TieOrder;
 
 /// A point or span of (virtual) time in milliseconds; points count from the Unix epoch.
 pub type Millis = i64;

@@ -14,8 +14,12 @@
 //! An order is never assumed: it is trusted only once [`TRUST_AFTER`] pairs of equal
 //! neighbours have shown it and none has shown the other, and never again after one does. A
 //! listing whose equals come in no order of their serials (by start, or in no stable order)
-//! shows both within a few pages and keeps the strict proof. The counts start again with each
-//! detector (after a restart the first full sweep relearns them).
+//! shows both within a few pages and keeps the strict proof. The counts are kept in the store
+//! with the book, so a restarted detector trusts what its listing showed before. (Restarted
+//! with none, it kept the strict proof until a thousand pairs had shown the order again: on a
+//! listing run at ×60, where about twelve broadcasts share each second, the equals of a
+//! boundary's key that straddled two pages stayed unproven for the five seconds that took,
+//! and the frame ends of the kill's moment slipped past the grace.)
 
 use std::cmp::Ordering;
 
@@ -26,13 +30,13 @@ use super::Listed;
 /// of 1 − 0.99¹⁰²⁴ ≈ 1 − 3·10⁻⁵.
 pub(crate) const TRUST_AFTER: u32 = 1_024;
 
-/// What the pages showed of the order among equal keys.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct TieOrder {
+/// What a listing's pages showed of its order among equal keys ([`super::Book::ties`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TieOrder {
     /// Pairs of equal neighbours listed larger serial first.
-    larger_first: u32,
+    pub larger_first: u32,
     /// Pairs of equal neighbours listed smaller serial first.
-    smaller_first: u32,
+    pub smaller_first: u32,
 }
 
 impl TieOrder {

@@ -1,4 +1,4 @@
-use ferret::listing::{Event, EventKind, Listed, Memory};
+use ferret::listing::{Event, EventKind, Listed, Memory, TieOrder};
 use ferret::stories::NewsItem;
 use ferret_actors::storage::{migrations, Detection, Store};
 
@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 13);
+        assert_eq!(store.schema_version().unwrap(), 14);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -128,11 +128,11 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
         for at in [1_000, 3_000, 2_000] {
             let seen = ["lv1".into(), "lv2".into()];
             store
-                .record_listing_read("sim", at, &seen, None, 0)
+                .record_listing_read("sim", at, &seen, None, TieOrder::default(), 0)
                 .unwrap();
         }
         store
-            .record_listing_read("other", 2_500, &[], None, 0)
+            .record_listing_read("other", 2_500, &[], None, TieOrder::default(), 0)
             .unwrap();
     }
     let mut store = Store::open(&path).unwrap();
@@ -144,7 +144,7 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
         ("lv1", 3_000)
     );
     store
-        .record_listing_read("sim", 4_000, &[], None, 2_000)
+        .record_listing_read("sim", 4_000, &[], None, TieOrder::default(), 2_000)
         .unwrap();
     assert_eq!(
         store.load_listing("sim").unwrap().reads,
@@ -154,8 +154,9 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
 }
 
 /// What a listing's detector learnt beyond its book (its sweep, the end of a list without a
-/// total, how late its frames end) comes back after a reopen as the latest read left it,
-/// each listing's apart; a read without it (a strategy that keeps none) forgets it.
+/// total, how late its frames end) and what its pages showed of the order among equal keys
+/// come back after a reopen as the latest read left them, each listing's apart; a read
+/// without the memory (a strategy that keeps none) forgets it.
 #[test]
 fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
@@ -167,19 +168,24 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         end_offset,
         frame_lateness,
     };
+    let ties = |larger_first, smaller_first| TieOrder {
+        larger_first,
+        smaller_first,
+    };
     {
         let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.load_listing("sim").unwrap().memory, None);
+        let state = store.load_listing("sim").unwrap();
+        assert_eq!((state.memory, state.ties), (None, ties(0, 0)));
         let first = Some(memory(None, 0.25, None, 0));
         store
-            .record_listing_read("sim", 1_000, &[], first, 0)
+            .record_listing_read("sim", 1_000, &[], first, ties(40, 0), 0)
             .unwrap();
         let second = Some(memory(Some(1_200), 0.3, Some(-4), 7_500));
         store
-            .record_listing_read("sim", 2_000, &[], second, 0)
+            .record_listing_read("sim", 2_000, &[], second, ties(1_100, 0), 0)
             .unwrap();
         store
-            .record_listing_read("other", 2_000, &[], first, 0)
+            .record_listing_read("other", 2_000, &[], first, ties(3, 2), 0)
             .unwrap();
     }
     let mut store = Store::open(&path).unwrap();
@@ -188,8 +194,10 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         state.memory,
         Some(memory(Some(1_200), 0.3, Some(-4), 7_500))
     );
+    assert_eq!(state.ties, ties(1_100, 0));
+    assert_eq!(store.load_listing("other").unwrap().ties, ties(3, 2));
     store
-        .record_listing_read("other", 3_000, &[], None, 0)
+        .record_listing_read("other", 3_000, &[], None, TieOrder::default(), 0)
         .unwrap();
     assert_eq!(store.load_listing("other").unwrap().memory, None);
     assert_eq!(

@@ -11,7 +11,7 @@ use ferret::listing::sim::{
 };
 use ferret::listing::{
     absence_range, pager, Book, BookEntry, Event, EventKind, Listed, Millis, PageView, Pager,
-    Params, ReadOutcome, ReadTime, Strategy, HOUR, MINUTE, SECOND,
+    Params, ReadOutcome, ReadTime, Strategy, TieOrder, HOUR, MINUTE, SECOND,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -540,6 +540,7 @@ fn book_restore_keeps_entries_and_gone_ids() {
     let mut book = Book::restore(
         [entry("a", 100, 5), entry("b", 90, 6), entry("x", 80, 7)],
         [(Arc::from("x"), 50), (Arc::from("y"), 60)],
+        TieOrder::default(),
     );
     assert_eq!(book.len(), 2, "a gone id is not on air");
     assert_eq!(book.get("a").unwrap().seen_at, 5);

@@ -202,11 +202,12 @@ pub fn run_restarted(
         if let Some(restart) = restarts.filter(|_| now >= restart_at) {
             restart_at += restart.every.max(1);
             // As the store keeps it: each broadcast with the start of the latest read that
-            // showed it.
+            // showed it, and the order among equals its pages showed.
             let book = detector.book();
             let book = Book::restore(
                 book.entries().cloned(),
                 book.gone().map(|(id, at)| (id.clone(), at)),
+                book.ties(),
             );
             let before = if restart.keep_reads { &reads[..] } else { &[] };
             let memory = memory.filter(|_| restart.keep_memory);
