@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use ferret::listing::{BookEntry, Event, EventKind, Listed, Memory, TieOrder};
+use ferret::listing::{BookEntry, Event, EventKind, Listed, Memory, OnTheSecond, TieOrder};
 use ferret::stories::{NewsItem, Placement};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
@@ -239,6 +239,12 @@ const MIGRATIONS: &[M<'static>] = &[
             smaller_first  INTEGER NOT NULL
         );",
     ),
+    // 15: what a listing's pages showed of whether it ends frames on the second its keys give,
+    // so that a restarted detector does not learn it anew.
+    M::up(
+        "ALTER TABLE listing_memory ADD COLUMN frame_outlived INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE listing_memory ADD COLUMN frame_broken INTEGER NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -416,7 +422,8 @@ impl Store {
         state.memory = self
             .conn
             .query_row(
-                "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms
+                "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
+                    frame_outlived, frame_broken
                 FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
@@ -427,6 +434,10 @@ impl Store {
                         sweep_empty_at: row.get(2)?,
                         end_offset: row.get(3)?,
                         frame_lateness: row.get(4)?,
+                        frame_ends: OnTheSecond {
+                            outlived: row.get(5)?,
+                            broken: row.get(6)?,
+                        },
                     })
                 },
             )
@@ -472,15 +483,18 @@ impl Store {
         match memory {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
-                (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
+                    frame_outlived, frame_broken)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     listing,
                     memory.round_at,
                     memory.sweep_share,
                     memory.sweep_empty_at,
                     memory.end_offset,
-                    memory.frame_lateness
+                    memory.frame_lateness,
+                    memory.frame_ends.outlived,
+                    memory.frame_ends.broken
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

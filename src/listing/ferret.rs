@@ -461,6 +461,7 @@ impl FerretPager {
             self.end_offset = memory.end_offset;
             self.total = self.estimate_total();
             self.frame_ends.restore(memory.frame_lateness);
+            self.frame_ends.restore_on_the_second(memory.frame_ends);
         }
         self
     }
@@ -1708,6 +1709,7 @@ impl Pager for FerretPager {
             sweep_empty_at: self.sweep_budget.empty_at(),
             end_offset: self.end_offset,
             frame_lateness: self.frame_ends.lateness(),
+            frame_ends: self.frame_ends.on_the_second(),
         })
     }
 }
@@ -1715,7 +1717,7 @@ impl Pager for FerretPager {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::{EventKind, Listed, TieOrder, MINUTE, SECOND};
+    use crate::listing::{EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
 
     fn item(key: Millis) -> Listed {
         Listed {
@@ -2524,7 +2526,8 @@ mod tests {
     /// drains. Its next round reaches back a tolerance before that round, and the 2½
     /// tolerances that bound it count from the last read before the restart (down five
     /// minutes here): the downtime is not lateness. It also knows where the end of a listing
-    /// without a total was, and how late its frames ended. Times ahead of the clock at the first
+    /// without a total was, how late its frames ended and whether they end on the second
+    /// their keys give. Times ahead of the clock at the first
     /// poll (the clock was set back) are dropped, as if there were no memory.
     #[test]
     fn a_resumed_detector_goes_on_with_its_memory() {
@@ -2537,6 +2540,10 @@ mod tests {
             sweep_empty_at: Some(t0 - 10 * MINUTE),
             end_offset: Some(40),
             frame_lateness: 12 * SECOND,
+            frame_ends: OnTheSecond {
+                outlived: 7,
+                broken: false,
+            },
         };
         let high = params.sweep_share + SHARE_RISE;
         let resumed = |memory| {
@@ -2557,12 +2564,29 @@ mod tests {
         // Frames may end up to a quarter past the lateness seen before the restart.
         let late = FerretPager::new(params.clone(), Book::new()).resume(last_read, Some(memory));
         assert_eq!(late.frame_ends.window(), 15 * SECOND);
+        // Frames shown to end on the second before the restart are trusted to after it, and
+        // a listing that broke that trust is not trusted again.
+        let on_the_second = |outlived, broken| {
+            let memory = Memory {
+                frame_lateness: 0,
+                frame_ends: OnTheSecond { outlived, broken },
+                ..memory
+            };
+            let pager =
+                FerretPager::new(params.clone(), Book::new()).resume(last_read, Some(memory));
+            pager.frame_ends.window()
+        };
+        let trust_after = crate::listing::second::TRUST_AFTER;
+        assert_eq!(on_the_second(trust_after, false), 0);
+        assert_eq!(on_the_second(trust_after - 1, false), KEY_RESOLUTION);
+        assert_eq!(on_the_second(trust_after, true), KEY_RESOLUTION);
         let fresh = Memory {
             round_at: None,
             sweep_share: params.sweep_share,
             sweep_empty_at: Some(t0),
             end_offset: None,
             frame_lateness: 0,
+            frame_ends: OnTheSecond::default(),
         };
         assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND, None));
         let ahead = Memory {
@@ -2571,6 +2595,7 @@ mod tests {
             sweep_empty_at: Some(t0 + MINUTE),
             end_offset: None,
             frame_lateness: 0,
+            frame_ends: OnTheSecond::default(),
         };
         assert_eq!(resumed(Some(ahead)).0, fresh);
     }

@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use book::{Book, BookEntry};
 pub use page::{rfc3339, view_from_feed, CutOff, EventRecord};
+pub use second::OnTheSecond;
 pub use ties::TieOrder;
 
 /// A point or span of (virtual) time in milliseconds; points count from the Unix epoch.
@@ -405,6 +406,12 @@ pub struct Memory {
     /// restarted every 20 minutes and down 60 s, seeds 1–32: 2 frame ends slipped in real
     /// time and 6 at ×20).
     pub frame_lateness: Millis,
+    /// What the pages showed of whether the listing ends frames on the second its keys give.
+    /// Resumed without it, a detector took frames to end anywhere in the second until 32
+    /// sightings had shown it again, about 25 minutes of `peak2009` at ×20, so a listing
+    /// restarted more often than that never trusted it (the listings log, "The order among
+    /// equals across a restart").
+    pub frame_ends: OnTheSecond,
 }
 
 /// Builds a detector of the given strategy, starting from `book` (empty, or restored from the

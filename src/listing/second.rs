@@ -9,7 +9,9 @@
 //! the pages show otherwise: [`TRUST_AFTER`] broadcasts seen on air within the second after a
 //! boundary and seen again after that second (they were extended), and not one proven gone at
 //! that boundary after such a sighting. Like the order among equal keys ([`super::ties`]), it
-//! is never assumed, and never trusted again once contradicted; each detector learns it anew.
+//! is never assumed, and never trusted again once contradicted; what the pages showed goes to
+//! the store with the detector's memory ([`super::Memory::frame_ends`]), so a restarted
+//! detector does not learn it anew.
 //!
 //! A listing may also end frames later than that: its clock runs behind the reader's, or it
 //! applies ends on ticks of its own. A broadcast seen on air past its boundary's second (or,
@@ -39,6 +41,17 @@ pub(crate) const KEY_RESOLUTION: Millis = SECOND;
 /// the listing's time; at scale 1 a read rarely falls within the second (boundary reads wait
 /// `settle`, 5 s), and the second costs little there.
 pub(crate) const TRUST_AFTER: u32 = 32;
+
+/// What a listing's pages showed of whether it ends frames on the second its keys give
+/// ([`TRUST_AFTER`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OnTheSecond {
+    /// Broadcasts seen on air within the second after a boundary and again after it.
+    pub outlived: u32,
+    /// Whether one seen so was proven gone at that boundary: frames are then never trusted
+    /// to end on the second.
+    pub broken: bool,
+}
 
 /// What the pages showed of how long after its boundary a frame ends.
 #[derive(Debug, Clone)]
@@ -148,6 +161,20 @@ impl FrameEnds {
     /// Goes on with the lateness a detector before a restart had seen.
     pub(crate) fn restore(&mut self, lateness: Millis) {
         self.lateness = self.lateness.max(lateness.clamp(0, self.watch));
+    }
+
+    /// What the pages showed of frames ending on the second, for the store to keep.
+    pub(crate) fn on_the_second(&self) -> OnTheSecond {
+        OnTheSecond {
+            outlived: self.outlived,
+            broken: self.broken,
+        }
+    }
+
+    /// Goes on with what a detector before a restart had seen of frames ending on the second.
+    pub(crate) fn restore_on_the_second(&mut self, shown: OnTheSecond) {
+        self.outlived = self.outlived.max(shown.outlived);
+        self.broken |= shown.broken;
     }
 
     /// Whether frames are known to end on the second the key gives.

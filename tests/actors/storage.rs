@@ -1,4 +1,4 @@
-use ferret::listing::{Event, EventKind, Listed, Memory, TieOrder};
+use ferret::listing::{Event, EventKind, Listed, Memory, OnTheSecond, TieOrder};
 use ferret::stories::NewsItem;
 use ferret_actors::storage::{migrations, Detection, Store};
 
@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 14);
+        assert_eq!(store.schema_version().unwrap(), 15);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -161,12 +161,13 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
 fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ferret.db");
-    let memory = |round_at, share, end_offset, frame_lateness| Memory {
+    let memory = |round_at, share, end_offset, frame_lateness, (outlived, broken)| Memory {
         round_at,
         sweep_share: share,
         sweep_empty_at: Some(1_500),
         end_offset,
         frame_lateness,
+        frame_ends: OnTheSecond { outlived, broken },
     };
     let ties = |larger_first, smaller_first| TieOrder {
         larger_first,
@@ -176,11 +177,11 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         let mut store = Store::open(&path).unwrap();
         let state = store.load_listing("sim").unwrap();
         assert_eq!((state.memory, state.ties), (None, ties(0, 0)));
-        let first = Some(memory(None, 0.25, None, 0));
+        let first = Some(memory(None, 0.25, None, 0, (3, false)));
         store
             .record_listing_read("sim", 1_000, &[], first, ties(40, 0), 0)
             .unwrap();
-        let second = Some(memory(Some(1_200), 0.3, Some(-4), 7_500));
+        let second = Some(memory(Some(1_200), 0.3, Some(-4), 7_500, (40, true)));
         store
             .record_listing_read("sim", 2_000, &[], second, ties(1_100, 0), 0)
             .unwrap();
@@ -192,7 +193,7 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let state = store.load_listing("sim").unwrap();
     assert_eq!(
         state.memory,
-        Some(memory(Some(1_200), 0.3, Some(-4), 7_500))
+        Some(memory(Some(1_200), 0.3, Some(-4), 7_500, (40, true)))
     );
     assert_eq!(state.ties, ties(1_100, 0));
     assert_eq!(store.load_listing("other").unwrap().ties, ties(3, 2));
@@ -202,7 +203,7 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     assert_eq!(store.load_listing("other").unwrap().memory, None);
     assert_eq!(
         store.load_listing("sim").unwrap().memory,
-        Some(memory(Some(1_200), 0.3, Some(-4), 7_500))
+        Some(memory(Some(1_200), 0.3, Some(-4), 7_500, (40, true)))
     );
 }
 
