@@ -442,7 +442,7 @@ impl Store {
                 },
             )
             .optional()?;
-        if let Some(ties) = self
+        state.ties = self
             .conn
             .query_row(
                 "SELECT larger_first, smaller_first FROM listing_ties WHERE listing = ?1",
@@ -455,9 +455,7 @@ impl Store {
                 },
             )
             .optional()?
-        {
-            state.ties = ties;
-        }
+            .unwrap_or_default();
         Ok(state)
     }
 

@@ -2527,8 +2527,8 @@ mod tests {
     /// tolerances that bound it count from the last read before the restart (down five
     /// minutes here): the downtime is not lateness. It also knows where the end of a listing
     /// without a total was, how late its frames ended and whether they end on the second
-    /// their keys give. Times ahead of the clock at the first
-    /// poll (the clock was set back) are dropped, as if there were no memory.
+    /// their keys give. Times ahead of the clock at the first poll (the clock was set back)
+    /// are dropped, as if there were no memory.
     #[test]
     fn a_resumed_detector_goes_on_with_its_memory() {
         let t0: Millis = 1_000 * 60 * MINUTE;

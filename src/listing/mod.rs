@@ -408,9 +408,9 @@ pub struct Memory {
     pub frame_lateness: Millis,
     /// What the pages showed of whether the listing ends frames on the second its keys give.
     /// Resumed without it, a detector took frames to end anywhere in the second until 32
-    /// sightings had shown it again, about 25 minutes of `peak2009` at ×20, so a listing
-    /// restarted more often than that never trusted it (the listings log, "The order among
-    /// equals across a restart").
+    /// sightings had shown it again, about 25 minutes at ×20 of a listing whose reservations
+    /// fall on whole seconds, so one restarted more often than that never trusted it (the
+    /// listings log, "The order among equals across a restart").
     pub frame_ends: OnTheSecond,
 }
 
