@@ -45,9 +45,10 @@
 //! and the statistics (which keep the last `window_min_items` at least). Words and bigrams
 //! on no item of the window and in no live cluster are forgotten once they make up half the
 //! vocabulary, their ids going to new terms. So the indexes, the statistics and the
-//! vocabulary stay within what a window (or two) brings on an endless stream. So do the clusters' records: a cluster lives in a slot, and once no
-//! item of the window can name it (it retired, or merged away and was not updated for a
-//! window) its slot goes to a new cluster. The ids the caller gets are serials that are never
+//! vocabulary stay within what a window (or two) brings on an endless stream. So do the
+//! clusters' records: a cluster lives in a slot, and once no item of the window can name it
+//! (it retired, or merged away and was not updated for a window) its slot goes to a new
+//! cluster. The ids the caller gets are serials that are never
 //! handed out again, so an id kept from before still names its cluster or nothing
 //! ([`Clusterer::story`]), never another one; see [`Clusterer::footprint`].
 //!

@@ -15,25 +15,14 @@ use serde_json::Value;
 use crate::support::eventually_blocking;
 use crate::{ferret, Daemon};
 
-/// How many times faster than real time a simulated listing runs, and the daemon's durations
-/// at that scale.
-#[derive(Debug, Clone, Copy)]
-struct Scale(i64);
-
-/// Most tests run the listing at ×60: its 30-minute frame lasts 30 s.
-const FAST: Scale = Scale(60);
-
-impl Scale {
-    /// The listing's frame.
-    fn frame_ms(self) -> i64 {
-        30 * 60 * 1000 / self.0
-    }
-
-    /// The daemon's grace, and the tolerance for a late start (5 min real each).
-    fn grace_ms(self) -> i64 {
-        5 * 60 * 1000 / self.0
-    }
-}
+/// The simulated listing runs this many times faster than real time: its 30-minute frame
+/// lasts 30 s.
+const TIME_SCALE: i64 = 60;
+/// The listing's frame at that scale.
+const FRAME_MS: i64 = 30 * 60 * 1000 / TIME_SCALE;
+/// The daemon's grace and tolerance at that scale (5 min real).
+const GRACE_MS: i64 = 5 * 60 * 1000 / TIME_SCALE;
+const TOLERANCE_MS: i64 = 5 * 60 * 1000 / TIME_SCALE;
 /// Time allowed for the first full scan and the detector to settle, not scored.
 const WARM_UP_MS: i64 = 5_000;
 
@@ -45,7 +34,7 @@ struct SimListing {
 }
 
 impl SimListing {
-    fn start(scenario: &str, truth: &Path, scale: Scale) -> SimListing {
+    fn start(scenario: &str, truth: &Path) -> SimListing {
         let mut child = ferret()
             .args([
                 "sim-listing",
@@ -54,7 +43,7 @@ impl SimListing {
                 "--scenario",
                 scenario,
             ])
-            .args(["--time-scale", &scale.0.to_string(), "--truth"])
+            .args(["--time-scale", &TIME_SCALE.to_string(), "--truth"])
             .arg(truth)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -88,7 +77,7 @@ impl Drop for SimListing {
     }
 }
 
-fn listing_config(url: &str, events: &Path, scale: Scale) -> String {
+fn listing_config(url: &str, events: &Path) -> String {
     format!(
         r#"
 [[listings]]
@@ -98,8 +87,8 @@ frame_secs = {frame}
 budget_per_hour = {budget}
 events_file = "{events}"
 "#,
-        frame = 1800 / scale.0,
-        budget = 900 * scale.0,
+        frame = 1800 / TIME_SCALE,
+        budget = 900 * TIME_SCALE,
         events = events.display(),
     )
 }
@@ -121,7 +110,7 @@ fn now_ms() -> i64 {
 
 /// The events file scored against the truth by the core's scorer (the one behind `ferret
 /// score-listing`): every event complete, and no rule broken.
-fn score(events: &Path, truth: &Path, scored_from: i64, stopped_at: i64, scale: Scale) {
+fn score(events: &Path, truth: &Path, scored_from: i64, stopped_at: i64) {
     for event in json_lines(events) {
         for field in ["title", "link", "started_at"] {
             assert!(!event[field].is_null(), "event without {field}: {event}");
@@ -134,9 +123,9 @@ fn score(events: &Path, truth: &Path, scored_from: i64, stopped_at: i64, scale: 
         from: scored_from,
         until: stopped_at,
         ran_on: 0,
-        frame: scale.frame_ms(),
-        grace: scale.grace_ms(),
-        tolerance: scale.grace_ms(),
+        frame: FRAME_MS,
+        grace: GRACE_MS,
+        tolerance: TOLERANCE_MS,
     };
     let report = sim::score("daemon", &truth, &events, &window);
     assert_eq!(report.false_off_air, 0, "false Off Air: {report:?}");
@@ -161,8 +150,8 @@ fn the_daemon_reports_a_time_compressed_listing_without_a_wrong_event() {
         dir.path().join("truth.jsonl"),
         dir.path().join("events.jsonl"),
     );
-    let sim = SimListing::start("quiet", &truth, FAST);
-    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events, FAST));
+    let sim = SimListing::start("quiet", &truth);
+    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events));
     let started = now_ms();
 
     let on_air = eventually_blocking(Duration::from_secs(10), "an on-air set", || {
@@ -218,7 +207,7 @@ fn the_daemon_reports_a_time_compressed_listing_without_a_wrong_event() {
     let stopped = now_ms();
     sim.stop();
 
-    score(&events, &truth, started + WARM_UP_MS, stopped, FAST);
+    score(&events, &truth, started + WARM_UP_MS, stopped);
 }
 
 #[test]
@@ -228,8 +217,8 @@ fn a_kill_9_neither_repeats_nor_loses_an_event() {
         dir.path().join("truth.jsonl"),
         dir.path().join("events.jsonl"),
     );
-    let sim = SimListing::start("quiet", &truth, FAST);
-    let config = listing_config(&sim.url, &events, FAST);
+    let sim = SimListing::start("quiet", &truth);
+    let config = listing_config(&sim.url, &events);
     let mut first = Daemon::start_with(false, "", "", &config);
     first.wait_for_log(|v| v["fields"]["message"] == "Listing resumed from the store.");
     let started = now_ms();
@@ -256,7 +245,7 @@ fn a_kill_9_neither_repeats_nor_loses_an_event() {
     // Nothing twice over both runs; every frame end after the restart reported in time, also
     // for broadcasts first seen by the killed run. (The kill itself may delay events by the
     // restart's few hundred milliseconds, well inside the grace.)
-    score(&events, &truth, started + WARM_UP_MS, stopped, FAST);
+    score(&events, &truth, started + WARM_UP_MS, stopped);
 }
 
 /// A listing that misbehaves in ways the real one did not: it holds some reads without an
@@ -334,15 +323,15 @@ start_hour = 8
 {reads}"#
     );
     std::fs::write(&scenario, toml).unwrap();
-    let sim = SimListing::start(scenario.to_str().unwrap(), &truth, FAST);
-    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events, FAST));
+    let sim = SimListing::start(scenario.to_str().unwrap(), &truth);
+    let mut daemon = Daemon::start_with(false, "", "", &listing_config(&sim.url, &events));
     let started = now_ms();
     std::thread::sleep(Duration::from_secs(60));
     daemon.signal(Signal::SIGTERM);
     assert!(daemon.wait_exit(Duration::from_secs(10)).success());
     let stopped = now_ms();
     sim.stop();
-    score(&events, &truth, started + WARM_UP_MS, stopped, FAST);
+    score(&events, &truth, started + WARM_UP_MS, stopped);
     daemon
 }
 
@@ -350,7 +339,7 @@ start_hour = 8
 /// `dir`, and that file.
 fn daemon_watching(url: &str, dir: &Path) -> (Daemon, PathBuf) {
     let events = dir.join("events.jsonl");
-    let daemon = Daemon::start_with(false, "", "", &listing_config(url, &events, FAST));
+    let daemon = Daemon::start_with(false, "", "", &listing_config(url, &events));
     (daemon, events)
 }
 
@@ -511,7 +500,7 @@ fn a_listing_that_asks_to_wait_is_not_read_before_its_retry_after() {
 #[test]
 fn a_listing_that_asks_for_an_hour_waits_half_the_grace() {
     let (waited, asked) = wait_after_429("3600");
-    let half_grace = Duration::from_millis(FAST.grace_ms() as u64 / 2);
+    let half_grace = Duration::from_millis(GRACE_MS as u64 / 2);
     assert!(
         waited >= half_grace - Duration::from_millis(100) && waited < 2 * half_grace,
         "read again {waited:?} after"
