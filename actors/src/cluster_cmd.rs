@@ -17,7 +17,8 @@ use crate::arg::{unit, within};
 /// Options of `ferret cluster`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClusterArgs {
-    /// JSON lines `{"id","date","title","text"[,"cluster"]}`.
+    /// JSON lines `{"id","date","title","text"[,"cluster"]}` (the date RFC 3339, RFC 822,
+    /// `YYYY-MM-DD HH:MM:SS` as UTC, or Unix seconds or milliseconds).
     #[arg(long)]
     pub input: PathBuf,
     /// Print pairwise and BCubed P/R/F1 (story level, against `cluster`) and documents per
@@ -190,6 +191,11 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         .collect();
     let predicted: Vec<u64> = labelled.iter().map(|(_, story)| *story).collect();
     let scores = score(&gold, &predicted);
+    // Over every item, labelled or not (the scores count the labelled items' stories).
+    let stories = (assignments.iter())
+        .map(|assignment| merges.story(assignment.story))
+        .collect::<std::collections::HashSet<u64>>()
+        .len();
     let speed = Speed::measure(&items, &params, first_run);
     if args.json {
         let value = serde_json::json!({
@@ -200,7 +206,7 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
             "duplicates": clusterer.duplicates(),
             "languages": language_counts(&clusterer),
             "events": clusterer.events(),
-            "stories": scores.predicted_clusters,
+            "stories": stories,
             "scores": scores,
             "docs_per_second": speed.median,
             "timed_runs": speed.runs,
@@ -208,15 +214,25 @@ pub fn run(args: &ClusterArgs) -> anyhow::Result<()> {
         });
         println!("{value}");
     } else {
-        print_scores(args, &items, labelled.len(), &clusterer, &scores, &speed);
+        let counts = Counts {
+            scored: labelled.len(),
+            stories,
+        };
+        print_scores(args, &items, counts, &clusterer, &scores, &speed);
     }
     Ok(())
+}
+
+/// What `--eval` counts beside the scores: the items with a label, and the stories of all.
+struct Counts {
+    scored: usize,
+    stories: usize,
 }
 
 fn print_scores(
     args: &ClusterArgs,
     items: &[StreamItem],
-    scored: usize,
+    Counts { scored, stories }: Counts,
     clusterer: &Clusterer,
     scores: &Scores,
     speed: &Speed,
@@ -230,13 +246,14 @@ fn print_scores(
         args.input.display(),
         clusterer.duplicates(),
         clusterer.events(),
-        scores.predicted_clusters,
+        stories,
         scores.gold_clusters
     );
     if scored < items.len() {
         println!(
-            "scored: the items with a `cluster` label, {scored} of {} (the rest are clustered, not scored)",
-            items.len()
+            "scored: the items with a `cluster` label, {scored} of {}, in {} stories (the rest are clustered, not scored)",
+            items.len(),
+            scores.predicted_clusters
         );
     }
     let languages: Vec<String> = (clusterer.languages().iter())

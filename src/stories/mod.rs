@@ -32,7 +32,9 @@ pub struct StreamItem {
     #[serde(deserialize_with = "text_or_number")]
     pub id: String,
     /// Publication time: RFC 3339, or any form a feed date takes (the standard benchmark's
-    /// raw `YYYY-MM-DD HH:MM:SS`, read as UTC; RFC 822).
+    /// raw `YYYY-MM-DD HH:MM:SS`, read as UTC; RFC 822), or a Unix time as a number or its
+    /// text (see [`unix_time_millis`]; a JSON number is kept as its decimal text).
+    #[serde(deserialize_with = "text_or_number")]
     pub date: String,
     /// The title.
     pub title: String,
@@ -59,14 +61,35 @@ impl StreamItem {
 
     /// Reads `date` into `at`; false when it is not a date.
     fn read_date(&mut self) -> bool {
-        match crate::feed::parse_date(&self.date) {
-            Some(date) => {
-                self.at = date.timestamp_millis();
+        let at = crate::feed::parse_date(&self.date)
+            .map(|date| date.timestamp_millis())
+            .or_else(|| unix_time_millis(&self.date));
+        match at {
+            Some(at) => {
+                self.at = at;
                 true
             }
             None => false,
         }
     }
+}
+
+/// A Unix time written as a number, in milliseconds: seconds when its magnitude is under
+/// 10¹¹ (the year 5138 in seconds; in milliseconds, March 1973), milliseconds otherwise, as
+/// streams write either and a date of news is rarely before 1973. `None` for anything else,
+/// or a time chrono cannot hold.
+fn unix_time_millis(text: &str) -> Option<i64> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|value: &f64| value.is_finite())?;
+    let millis = match value.abs() < 1e11 {
+        true => value * 1_000.0,
+        false => value,
+    };
+    let millis = millis.round() as i64;
+    chrono::DateTime::from_timestamp_millis(millis).map(|date| date.timestamp_millis())
 }
 
 /// A string, or a number written as text.
@@ -129,7 +152,7 @@ pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
 
 fn bad_date(place: &str, item: &StreamItem) -> String {
     format!(
-        "{place}: date {:?} is not a date (RFC 3339, `YYYY-MM-DD HH:MM:SS` as UTC, or RFC 822)",
+        "{place}: date {:?} is not a date (RFC 3339, `YYYY-MM-DD HH:MM:SS` as UTC, RFC 822, or Unix seconds or milliseconds)",
         item.date
     )
 }
@@ -149,14 +172,27 @@ mod tests {
             r#"{"id":3151,"date":"2014-03-11 10:48:47","title":"B","text":null,"cluster":7}"#,
             "\n",
             r#"{"id":"3152","date":"Tue, 11 Mar 2014 11:48:48 +0100","title":"C"}"#,
+            "\n",
+            r#"{"id":"3153","date":1394534929,"title":"D"}"#,
+            "\n",
+            r#"{"id":"3154","date":1394534930500,"title":"E"}"#,
+            "\n",
+            r#"{"id":"3155","date":"1394534931.25","title":"F"}"#,
         ))
         .unwrap();
         let ids: Vec<&str> = items.iter().map(|item| item.id.as_str()).collect();
-        assert_eq!(ids, ["3150", "3151", "3152"]);
+        assert_eq!(ids, ["3150", "3151", "3152", "3153", "3154", "3155"]);
         let millis: Vec<i64> = items.iter().map(|item| item.at).collect();
         assert_eq!(
             millis,
-            [1_394_534_926_379, 1_394_534_927_000, 1_394_534_928_000]
+            [
+                1_394_534_926_379,
+                1_394_534_927_000,
+                1_394_534_928_000,
+                1_394_534_929_000,
+                1_394_534_930_500,
+                1_394_534_931_250
+            ]
         );
         assert_eq!(items[1].text, "");
         assert_eq!(items[1].cluster.as_deref(), Some("7"));
@@ -164,6 +200,12 @@ mod tests {
 
         let bad_date = read_items("{\"id\":\"1\",\"date\":\"soon\",\"title\":\"A\"}\n");
         assert!(bad_date.unwrap_err().starts_with("line 1: date \"soon\""));
+        // Not a time chrono holds, and not a number at all.
+        for date in ["1e300", "\"NaN\"", "\"inf\""] {
+            let line = format!("{{\"id\":\"1\",\"date\":{date},\"title\":\"A\"}}");
+            let err = read_items(&line).unwrap_err();
+            assert!(err.starts_with("line 1: date "), "{date}: {err}");
+        }
         let no_title = read_items("\n{\"id\":\"1\",\"date\":\"2014-03-11\"}");
         assert!(no_title
             .unwrap_err()

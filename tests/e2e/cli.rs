@@ -412,6 +412,14 @@ fn cluster_files_a_labelled_stream_and_scores_it() {
         (report["items"].as_u64(), report["scored_items"].as_u64()),
         (Some(10), Some(9))
     );
+    // The stories counted are all the items' stories, the unlabelled one's too.
+    let filed =
+        String::from_utf8(stdout_of(&["cluster", "--input", partly.to_str().unwrap()])).unwrap();
+    let stories: std::collections::HashSet<String> = filed
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["story"].to_string())
+        .collect();
+    assert_eq!(report["stories"].as_u64(), Some(stories.len() as u64));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("ids given to more than one item: 1 (the first: `1`)"),
