@@ -78,7 +78,8 @@ const MIGRATIONS: &[M<'static>] = &[
         CREATE INDEX restarts_by_role ON restarts (role, at_ms);",
     ),
     // 2: live listings: the broadcasts believed on air, those reported gone, and the journal
-    // of events (a line is `emitted` once it is in the events file and on stdout).
+    // of events not yet in the events file and on stdout (since 16 an emitted event leaves
+    // it; the `emitted` column is no longer set).
     M::up(
         "CREATE TABLE listing_onair (
             listing  TEXT    NOT NULL,
@@ -245,6 +246,9 @@ const MIGRATIONS: &[M<'static>] = &[
         "ALTER TABLE listing_memory ADD COLUMN frame_outlived INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE listing_memory ADD COLUMN frame_broken INTEGER NOT NULL DEFAULT 0;",
     ),
+    // 16: the journal of events keeps only the events not yet emitted (the events file has
+    // the others); until this version it kept every event ever reported, marked.
+    M::up("DELETE FROM listing_events WHERE emitted = 1;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -561,14 +565,12 @@ impl Store {
         Ok(seqs)
     }
 
-    /// Marks events as emitted.
+    /// Marks events as emitted: they leave the journal (the events file has them), so that
+    /// it holds what a restart must write again and no more, however long the daemon runs.
     pub fn mark_emitted(&mut self, seqs: &[i64]) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         for seq in seqs {
-            tx.execute(
-                "UPDATE listing_events SET emitted = 1 WHERE seq = ?1",
-                [seq],
-            )?;
+            tx.execute("DELETE FROM listing_events WHERE seq = ?1", [seq])?;
         }
         tx.commit()?;
         Ok(())

@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 15);
+        assert_eq!(store.schema_version().unwrap(), 16);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -55,7 +55,8 @@ fn detection(kind: EventKind, id: &str, key: i64, at: i64) -> Detection {
 }
 
 /// A listing's book and journal survive a reopen: On Air adds to the book, Off Air moves an
-/// id to the gone list, and events stay pending until marked emitted.
+/// id to the gone list, and events stay pending until marked emitted, when they leave the
+/// journal.
 #[test]
 fn listing_state_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,6 +112,15 @@ fn listing_state_survives_a_reopen() {
         )
         .unwrap();
     assert!(store.load_listing("sim").unwrap().gone.is_empty());
+    drop(store);
+
+    // The journal holds the events not yet emitted and no more: the sim's Off Air and On Air
+    // and the other listing's On Air, not the three emitted.
+    let journal = rusqlite::Connection::open(&path).unwrap();
+    let rows: i64 = journal
+        .query_row("SELECT count(*) FROM listing_events", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(rows, 3);
 }
 
 /// A listing's reads come back in the order they started, each listing's apart, and those
