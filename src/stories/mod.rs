@@ -77,7 +77,8 @@ impl StreamItem {
 /// A Unix time written as a number, in milliseconds: seconds when its magnitude is under
 /// 10¹¹ (the year 5138 in seconds; in milliseconds, March 1973), milliseconds otherwise, as
 /// streams write either and a date of news is rarely before 1973. `None` for anything else,
-/// or a time chrono cannot hold.
+/// or a time chrono cannot hold. Read after the date forms: the digits of a year (`2014`) or
+/// of a compact ISO 8601 date (`20140311`) are that year or day, not seconds of 1970.
 fn unix_time_millis(text: &str) -> Option<i64> {
     let value: f64 = text
         .trim()
@@ -178,10 +179,15 @@ mod tests {
             r#"{"id":"3154","date":1394534930500,"title":"E"}"#,
             "\n",
             r#"{"id":"3155","date":"1394534931.25","title":"F"}"#,
+            "\n",
+            r#"{"id":"3156","date":20140311,"title":"G"}"#,
         ))
         .unwrap();
         let ids: Vec<&str> = items.iter().map(|item| item.id.as_str()).collect();
-        assert_eq!(ids, ["3150", "3151", "3152", "3153", "3154", "3155"]);
+        assert_eq!(
+            ids,
+            ["3150", "3151", "3152", "3153", "3154", "3155", "3156"]
+        );
         let millis: Vec<i64> = items.iter().map(|item| item.at).collect();
         assert_eq!(
             millis,
@@ -191,7 +197,8 @@ mod tests {
                 1_394_534_928_000,
                 1_394_534_929_000,
                 1_394_534_930_500,
-                1_394_534_931_250
+                1_394_534_931_250,
+                1_394_496_000_000
             ]
         );
         assert_eq!(items[1].text, "");
