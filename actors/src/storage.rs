@@ -78,8 +78,8 @@ const MIGRATIONS: &[M<'static>] = &[
         CREATE INDEX restarts_by_role ON restarts (role, at_ms);",
     ),
     // 2: live listings: the broadcasts believed on air, those reported gone, and the journal
-    // of events not yet in the events file and on stdout (since 16 an emitted event leaves
-    // it; the `emitted` column is no longer set).
+    // of events (until 16 every event, an emitted one marked; since, the events not yet in
+    // the events file and on stdout, and the `emitted` column is gone).
     M::up(
         "CREATE TABLE listing_onair (
             listing  TEXT    NOT NULL,
@@ -248,7 +248,12 @@ const MIGRATIONS: &[M<'static>] = &[
     ),
     // 16: the journal of events keeps only the events not yet emitted (the events file has
     // the others); until this version it kept every event ever reported, marked.
-    M::up("DELETE FROM listing_events WHERE emitted = 1;"),
+    M::up(
+        "DELETE FROM listing_events WHERE emitted = 1;
+        DROP INDEX listing_events_pending;
+        ALTER TABLE listing_events DROP COLUMN emitted;
+        CREATE INDEX listing_events_by_listing ON listing_events (listing);",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -411,9 +416,9 @@ impl Store {
         })? {
             state.gone.push(row?);
         }
-        let mut pending = self.conn.prepare(
-            "SELECT seq, line FROM listing_events WHERE listing = ?1 AND emitted = 0 ORDER BY seq",
-        )?;
+        let mut pending = self
+            .conn
+            .prepare("SELECT seq, line FROM listing_events WHERE listing = ?1 ORDER BY seq")?;
         for row in pending.query_map([listing], |row| Ok((row.get(0)?, row.get(1)?)))? {
             state.pending.push(row?);
         }

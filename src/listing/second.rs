@@ -58,10 +58,9 @@ pub struct OnTheSecond {
 pub(crate) struct FrameEnds {
     /// Broadcasts seen on air within the second after a boundary, with that boundary.
     pending: HashMap<Arc<str>, Millis>,
-    /// Of them, seen on air again after the second.
-    outlived: u32,
-    /// Whether one of them was proven gone at its boundary.
-    broken: bool,
+    /// How many of them were seen on air again after the second, and whether one was proven
+    /// gone at its boundary.
+    shown: OnTheSecond,
     /// Broadcasts seen on air past the window after a boundary (at most its second) and within
     /// `watch` of the boundary, with that boundary and how long after it they were last seen.
     lingering: HashMap<Arc<str>, (Millis, Millis)>,
@@ -77,8 +76,7 @@ impl FrameEnds {
     pub(crate) fn new(watch: Millis) -> FrameEnds {
         FrameEnds {
             pending: HashMap::new(),
-            outlived: 0,
-            broken: false,
+            shown: OnTheSecond::default(),
             lingering: HashMap::new(),
             lateness: 0,
             watch,
@@ -88,13 +86,13 @@ impl FrameEnds {
     /// Learns from a broadcast listed by a read started at `seen_at`.
     pub(crate) fn seen(&mut self, item: &Listed, seen_at: Millis, frame: Millis) {
         self.seen_lingering(item, seen_at, frame);
-        if self.broken || self.trusted() {
+        if self.shown.broken || self.trusted() {
             return;
         }
         if let Some(&boundary) = self.pending.get(&item.id) {
             if seen_at >= boundary + KEY_RESOLUTION {
                 self.pending.remove(&item.id);
-                self.outlived += 1;
+                self.shown.outlived += 1;
             }
             return;
         }
@@ -139,7 +137,7 @@ impl FrameEnds {
         }
         if let Some(boundary) = self.pending.remove(id) {
             if at < boundary + frame {
-                self.broken = true;
+                self.shown.broken = true;
                 self.pending.clear();
             }
         }
@@ -165,21 +163,18 @@ impl FrameEnds {
 
     /// What the pages showed of frames ending on the second, for the store to keep.
     pub(crate) fn on_the_second(&self) -> OnTheSecond {
-        OnTheSecond {
-            outlived: self.outlived,
-            broken: self.broken,
-        }
+        self.shown
     }
 
     /// Goes on with what a detector before a restart had seen of frames ending on the second.
     pub(crate) fn restore_on_the_second(&mut self, shown: OnTheSecond) {
-        self.outlived = self.outlived.max(shown.outlived);
-        self.broken |= shown.broken;
+        self.shown.outlived = self.shown.outlived.max(shown.outlived);
+        self.shown.broken |= shown.broken;
     }
 
     /// Whether frames are known to end on the second the key gives.
     pub(crate) fn trusted(&self) -> bool {
-        !self.broken && self.outlived >= TRUST_AFTER
+        !self.shown.broken && self.shown.outlived >= TRUST_AFTER
     }
 
     /// How long after the boundary its key gives a frame may end: a quarter more than the
@@ -273,7 +268,7 @@ mod tests {
         let extended = item(5_000);
         ends.seen(&extended, extended.key + 2 * FRAME + SECOND / 2, FRAME);
         ends.gone(&extended.id, extended.key + 3 * FRAME + 5 * SECOND, FRAME);
-        assert!(!ends.trusted() && !ends.broken);
+        assert!(!ends.trusted() && !ends.shown.broken);
         assert!(ends.pending.is_empty());
         assert_eq!(ends.window(), KEY_RESOLUTION);
     }
