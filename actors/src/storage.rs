@@ -254,6 +254,9 @@ const MIGRATIONS: &[M<'static>] = &[
         ALTER TABLE listing_events DROP COLUMN emitted;
         CREATE INDEX listing_events_by_listing ON listing_events (listing);",
     ),
+    // 17: the tokens of a listing detector's main bucket, so that a restarted detector does
+    // not start it full and spend its burst on top of the budget.
+    M::up("ALTER TABLE listing_memory ADD COLUMN budget_empty_ms INTEGER;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -432,7 +435,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken
+                    frame_outlived, frame_broken, budget_empty_ms
                 FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
@@ -447,6 +450,7 @@ impl Store {
                             outlived: row.get(5)?,
                             broken: row.get(6)?,
                         },
+                        budget_empty_at: row.get(7)?,
                     })
                 },
             )
@@ -491,8 +495,8 @@ impl Store {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
                 (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    frame_outlived, frame_broken, budget_empty_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     listing,
                     memory.round_at,
@@ -501,7 +505,8 @@ impl Store {
                     memory.end_offset,
                     memory.frame_lateness,
                     memory.frame_ends.outlived,
-                    memory.frame_ends.broken
+                    memory.frame_ends.broken,
+                    memory.budget_empty_at
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

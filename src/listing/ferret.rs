@@ -328,7 +328,8 @@ impl FerretPager {
     /// the time since may have hidden ([`FerretPager::first_reading`]). With the `memory` it
     /// had ([`Pager::memory`]) its sweep goes on where it stood: the rounds reach back from
     /// the latest one that covered its region, with the share and the tokens saved up then
-    /// (and those the bucket gained while the detector was down, up to a round's).
+    /// (and those the bucket gained while the detector was down, up to a round's); the main
+    /// bucket too holds what it held then and gained since, up to its burst.
     pub fn resume(mut self, last_read: Millis, memory: Option<Memory>) -> FerretPager {
         self.resumed_after = Some(last_read);
         if let Some(memory) = memory {
@@ -336,6 +337,7 @@ impl FerretPager {
             self.share.restore(memory.sweep_share);
             self.share_budget();
             self.sweep_budget.restore(memory.sweep_empty_at);
+            self.budget.restore(memory.budget_empty_at);
             self.end_offset = memory.end_offset;
             self.total = self.estimate_total();
             self.frame_ends.restore(memory.frame_lateness);
@@ -1213,9 +1215,13 @@ impl Pager for FerretPager {
         if self.now == Millis::MIN {
             // A fresh detector's sweep has saved nothing: a full share spent at once at the
             // start would take the first hour past the budget. A resumed one keeps what it
-            // had, unless the clock has gone back past it.
+            // had, unless the clock has gone back past it (the main bucket is then full, as
+            // a fresh one is).
             if self.sweep_budget.empty_at().is_none_or(|at| at > now) {
                 self.sweep_budget.drain(now);
+            }
+            if self.budget.empty_at().is_some_and(|at| at > now) {
+                self.budget.restore(None);
             }
             if self.round_at.is_some_and(|at| at > now) {
                 self.round_at = None;
@@ -1334,6 +1340,7 @@ impl Pager for FerretPager {
             },
             sweep_share: self.share.share,
             sweep_empty_at: self.sweep_budget.empty_at(),
+            budget_empty_at: self.budget.empty_at(),
             end_offset: self.end_offset,
             frame_lateness: self.frame_ends.lateness(),
             frame_ends: self.frame_ends.on_the_second(),

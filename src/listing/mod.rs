@@ -392,6 +392,11 @@ pub struct Memory {
     /// there. `None` for a detector that has not read yet; resumed with it, the bucket is
     /// drained at the first read, as a new detector's is.
     pub sweep_empty_at: Option<Millis>,
+    /// The same for the main bucket (the head's and the boundary reads'); `None`: full.
+    /// Resumed full, a detector restarted every 20 minutes spent its burst at each restart
+    /// on top of the budget, and the cap over the hour then held back reads, the head's
+    /// among them (the listings log, "The main bucket across a restart").
+    pub budget_empty_at: Option<Millis>,
     /// A listing without a total (or whose total is set aside): where its pages last showed
     /// the end of the list, less the book's broadcasts on air then. Resumed without it, the
     /// detector knew no end until a read happened on a short page: its sweep did not start,

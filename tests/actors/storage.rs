@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 16);
+        assert_eq!(store.schema_version().unwrap(), 17);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -163,7 +163,7 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
     assert_eq!(store.load_listing("other").unwrap().reads, [2_500]);
 }
 
-/// What a listing's detector learnt beyond its book (its sweep, the end of a list without a
+/// What a listing's detector learnt beyond its book (its sweep and buckets, the end of a list without a
 /// total, how late its frames end) and what its pages showed of the order among equal keys
 /// come back after a reopen as the latest read left them, each listing's apart; a read
 /// without the memory (a strategy that keeps none) forgets it.
@@ -175,6 +175,8 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         round_at,
         sweep_share: share,
         sweep_empty_at: Some(1_500),
+        // Full (never drained) in the first, drained in the second.
+        budget_empty_at: round_at.map(|at: i64| at + 350),
         end_offset,
         frame_lateness,
         frame_ends: OnTheSecond { outlived, broken },

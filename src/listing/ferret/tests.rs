@@ -1,6 +1,6 @@
 use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP};
 use super::*;
-use crate::listing::{EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
+use crate::listing::{spacing_for, EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
 
 fn item(key: Millis) -> Listed {
     Listed {
@@ -820,6 +820,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         round_at: Some(last_read - 4 * MINUTE),
         sweep_share: 0.9,
         sweep_empty_at: Some(t0 - 10 * MINUTE),
+        budget_empty_at: Some(last_read - MINUTE),
         end_offset: Some(40),
         frame_lateness: 12 * SECOND,
         frame_ends: OnTheSecond {
@@ -835,8 +836,13 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         (pager.memory().unwrap(), pager.recent_region_oldest(t0), end)
     };
     let (kept, oldest, end) = resumed(Some(memory));
+    // The main bucket filled while the detector was down, up to its burst, and the head's
+    // read took one token.
+    let spacing = |share: f64| spacing_for(shared_rate(&params) * (1.0 - share));
+    let burst = Millis::from(params.burst);
     let expected = Memory {
         sweep_share: high,
+        budget_empty_at: Some(t0 - (burst - 1) * spacing(high)),
         ..memory
     };
     assert_eq!(kept, expected);
@@ -865,6 +871,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         round_at: None,
         sweep_share: params.sweep_share,
         sweep_empty_at: Some(t0),
+        budget_empty_at: Some(t0 - (burst - 1) * spacing(params.sweep_share)),
         end_offset: None,
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
@@ -874,9 +881,34 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         round_at: Some(t0 + MINUTE),
         sweep_share: params.sweep_share,
         sweep_empty_at: Some(t0 + MINUTE),
+        budget_empty_at: Some(t0 + MINUTE),
         end_offset: None,
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
     };
     assert_eq!(resumed(Some(ahead)).0, fresh);
+}
+
+/// A detector resumed a moment after its last read finds its main bucket as that read left
+/// it: a restart does not refill it. A new detector's is full.
+#[test]
+fn a_restart_does_not_refill_the_main_bucket() {
+    let t0: Millis = 1_000 * 60 * MINUTE;
+    let params = Params::default();
+    let memory = Memory {
+        round_at: None,
+        sweep_share: params.sweep_share,
+        sweep_empty_at: Some(t0 - 2 * SECOND),
+        budget_empty_at: Some(t0 - 2 * SECOND),
+        end_offset: None,
+        frame_lateness: 0,
+        frame_ends: OnTheSecond::default(),
+    };
+    let resumed =
+        FerretPager::new(params.clone(), Book::new()).resume(t0 - 2 * SECOND, Some(memory));
+    assert_eq!(resumed.memory(), Some(memory));
+    // Two seconds hold no token (one comes every few seconds at the main bucket's rate).
+    assert!(resumed.budget.ready_at(t0, 0) > t0);
+    let new = FerretPager::new(params.clone(), Book::new());
+    assert!(new.budget.allows(t0, params.burst - 1));
 }
