@@ -131,6 +131,8 @@ pub struct Likes {
 /// Reads a likes file, telling a bookmarks export from a list of URLs by content (see the
 /// module documentation).
 pub fn read_likes(text: &str) -> Likes {
+    // A file saved as "UTF-8 with BOM": the mark is no part of the first URL.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut likes = Likes {
         bookmarks: is_html(text),
         ..Likes::default()
@@ -238,6 +240,15 @@ mod tests {
             "{:?}",
             likes.problems
         );
+    }
+
+    /// A list saved as "UTF-8 with BOM", with Windows line ends: the mark is no part of the
+    /// first URL.
+    #[test]
+    fn likes_saved_with_a_byte_order_mark() {
+        let likes = read_likes("\u{feff}https://a.example/x\r\nhttps://b.example/\r\n");
+        assert_eq!(likes.urls, ["https://a.example/x", "https://b.example/"]);
+        assert!(likes.problems.is_empty(), "{:?}", likes.problems);
     }
 
     #[test]

@@ -125,9 +125,11 @@ fn label<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D::E
 }
 
 /// Reads JSON lines of [`StreamItem`]s, or one JSON array of them (the standard benchmark's
-/// raw files). Blank lines are skipped; a bad line or date is an error naming its line (in
-/// an array, its item, from 1).
+/// raw files). A byte order mark before the first line (a file saved as "UTF-8 with BOM")
+/// and blank lines are skipped; a bad line or date is an error naming its line (in an array,
+/// its item, from 1).
 pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with('[') {
         let mut items: Vec<StreamItem> =
             serde_json::from_str(text).map_err(|err| format!("the JSON array: {err}"))?;
@@ -217,6 +219,21 @@ mod tests {
         assert!(no_title
             .unwrap_err()
             .starts_with("line 2: missing field `title`"));
+    }
+
+    /// A file saved as "UTF-8 with BOM", with Windows line ends, reads as any other, lines or
+    /// array; a mark anywhere else is no item.
+    #[test]
+    fn a_byte_order_mark_and_crlf_lines_read_as_any_other() {
+        let line = |id| format!(r#"{{"id":"{id}","date":"2014-03-11","title":"A"}}"#);
+        let lines = format!("\u{feff}{}\r\n\r\n{}\r\n", line(1), line(2));
+        let ids =
+            |items: Vec<StreamItem>| items.into_iter().map(|item| item.id).collect::<Vec<_>>();
+        assert_eq!(ids(read_items(&lines).unwrap()), ["1", "2"]);
+        let array = format!("\u{feff}[{},\r\n{}]", line(1), line(2));
+        assert_eq!(ids(read_items(&array).unwrap()), ["1", "2"]);
+        let inside = format!("{}\n\u{feff}{}", line(1), line(2));
+        assert!(read_items(&inside).unwrap_err().starts_with("line 2: "));
     }
 
     /// A JSON array of items (the standard benchmark's raw files, with their language and

@@ -1974,6 +1974,9 @@ fn score_files_read_the_events_the_daemon_writes() {
         ]
     );
     assert_eq!(sim::read_events(&text, None).unwrap().len(), 3);
+    // Saved again as "UTF-8 with BOM", with Windows line ends, by an editor.
+    let saved = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+    assert_eq!(sim::read_events(&saved, Some("nico")).unwrap(), read);
 }
 
 /// A bad line is an error that names it; nothing is skipped.
