@@ -1,3 +1,5 @@
+use super::level::Centroid;
+use super::vocabulary::VOCABULARY_FLOOR;
 use super::*;
 
 fn ids(clusterer: &mut Clusterer, words: &[&str]) -> Vec<u32> {

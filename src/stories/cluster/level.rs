@@ -1,0 +1,436 @@
+//! A level of clusters (events or stories): centroids, the inverted index from word to the
+//! centroids holding it, and the term-at-a-time scoring of an item's candidates.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use super::{Millis, Vector, BIGRAM};
+
+/// A cluster: its items' vectors summed, and what the level keeps of it.
+#[derive(Debug, Default)]
+pub(super) struct Centroid {
+    pub(super) weights: FxHashMap<u32, f32>,
+    pub(super) norm2: f32,
+    /// Items added (a merged cluster's included).
+    pub(super) items: u32,
+    /// Those of them still in the window (kept for stories).
+    pub(super) window_items: u32,
+    updated: Millis,
+    /// Retired or merged away: out of the index, taking no items.
+    pub(super) retired: bool,
+    /// The cluster's id outside the clusterer: how many clusters of its level came before.
+    serial: u64,
+    /// The slot is free for a new cluster: no item of the window can name this one.
+    freed: bool,
+}
+
+impl Centroid {
+    /// The background in this cluster's dot product `dot` with an item whose dot product
+    /// with the window's `others` other items summed is `summed`: as many times the mean of
+    /// the window's items outside the cluster (its own would take its subject out with the
+    /// rest) as the cluster holds items. Of the item's dot product with the cluster, the
+    /// share of the cluster's items still in the window counts as theirs.
+    pub(super) fn background(&self, dot: f32, summed: f32, others: u32) -> f32 {
+        let outside = others.saturating_sub(self.window_items);
+        if outside == 0 || self.items == 0 {
+            return 0.0;
+        }
+        let own = dot * self.window_items as f32 / self.items as f32;
+        self.items as f32 * (summed - own).max(0.0) / outside as f32
+    }
+
+    /// Adds an item's `vector`, calling `added(term, weight, new)` with each term's weight
+    /// after it and whether the centroid held the term before.
+    fn add(&mut self, vector: &Vector, at: Millis, mut added: impl FnMut(u32, f32, bool)) {
+        self.items += 1;
+        self.window_items += 1;
+        for &(term, weight) in vector {
+            let mut new = false;
+            let w = self.weights.entry(term).or_insert_with(|| {
+                new = true;
+                0.0
+            });
+            self.norm2 += 2.0 * *w * weight + weight * weight;
+            *w += weight;
+            added(term, *w, new);
+        }
+        self.updated = self.updated.max(at);
+    }
+}
+
+/// Whether `scored` (cosine, cluster) beats `than`: a higher cosine, or the lower slot at an
+/// equal one (the older cluster, until slots are freed and taken again).
+pub(super) fn better((cosine, id): (f32, u32), than: Option<(f32, u32)>) -> bool {
+    than.is_none_or(|(b, bid)| cosine > b || (cosine == b && id < bid))
+}
+
+/// What a level is asked for: an item's vector (sorted by id: words, then bigrams), the
+/// words to look its candidates up by, and what to take off each candidate's cosine for the
+/// background every item shares (see [`ClusterParams::background`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Query<'a> {
+    pub(super) vector: &'a Vector,
+    pub(super) lookup: &'a [u32],
+    /// The item's dot product with the window's other items summed, and how many they are:
+    /// what [`Centroid::background`] estimates the background from.
+    pub(super) summed: f32,
+    pub(super) others: u32,
+    /// The share of the background taken out of each candidate (see [`Level::score`]).
+    pub(super) share: f32,
+}
+
+impl<'a> Query<'a> {
+    /// A query that takes no background out.
+    pub(super) fn plain(vector: &'a Vector, lookup: &'a [u32]) -> Query<'a> {
+        Query {
+            vector,
+            lookup,
+            summed: 0.0,
+            others: 0,
+            share: 0.0,
+        }
+    }
+}
+
+/// A centroid in a term's postings, with its weight on the term.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Posting {
+    id: u32,
+    weight: f32,
+}
+
+/// The postings of word `term` in `index` (none for a word no live cluster holds).
+fn postings(index: &[Vec<Posting>], term: u32) -> &[Posting] {
+    index.get(term as usize).map_or(&[], Vec::as_slice)
+}
+
+/// A cluster's part in the last lookup: one array, so that a posting costs one cache line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    /// The lookup that last considered the cluster: the rest is valid when it is the current.
+    stamp: u32,
+    /// How many of the query's words the cluster holds.
+    matched: u32,
+    /// The dot product of its words with the query's.
+    dot: f32,
+}
+
+/// A set of centroids with an inverted index from word to the centroids holding it, each
+/// with its weight there (sorted by id).
+#[derive(Debug, Default)]
+pub(super) struct Level {
+    pub(super) clusters: Vec<Centroid>,
+    /// The postings by word id: the vocabulary hands out dense ids and reuses the freed ones,
+    /// so a vector, not a map, holds them (no hashing on the hottest path). A list emptied by
+    /// retirements keeps its allocation for the id's next word.
+    index: Vec<Vec<Posting>>,
+    /// Clusters by last update, for retirement: (updated, id), oldest first.
+    by_update: VecDeque<(Millis, u32)>,
+    /// Per cluster, the last lookup that considered it and what that lookup summed.
+    slots: Vec<Slot>,
+    generation: u32,
+    /// The clusters the last lookup found.
+    pub(super) found: Vec<u32>,
+    /// Per bigram (by id without [`BIGRAM`]), the live clusters holding it: the index's
+    /// postings say the same of words.
+    bigram_holders: Vec<u32>,
+    /// Clusters retired or merged away, their slots freed or not.
+    retired: usize,
+    /// Slots whose clusters no item of the window names any more, for new clusters: so that
+    /// what the level holds follows the window, not the stream.
+    free: Vec<u32>,
+    /// Clusters created.
+    pub(super) created: u64,
+    /// Slot of each cluster by serial, while its slot is not freed.
+    pub(super) slot_of: FxHashMap<u64, u32>,
+}
+
+impl Level {
+    /// The closest cluster to `vector` among those sharing one of `lookup` terms (but
+    /// `except`), if its cosine reaches `threshold`. Ties go to the older cluster.
+    pub(super) fn best_except(
+        &mut self,
+        query: Query,
+        threshold: f32,
+        except: Option<u32>,
+    ) -> Option<u32> {
+        self.best_scored(query, except)
+            .filter(|&(cosine, _)| cosine >= threshold)
+            .map(|(_, id)| id)
+    }
+
+    /// Gathers into `found` every cluster sharing one of `lookup` words, once, in the order the
+    /// words and their postings give (each stamped with this lookup's generation: no sort, no
+    /// set). Retired clusters have left the postings. Nothing is scored: the slots' dot
+    /// products stay zero.
+    pub(super) fn gather(&mut self, lookup: &[u32]) {
+        self.gather_scoring(lookup, &[]);
+    }
+
+    /// [`Level::gather`], adding to each cluster's sums the lookup words' part of its dot
+    /// product with `words` (the query's words, sorted by id; a lookup word not among them
+    /// adds nothing), as the postings go by.
+    fn gather_scoring(&mut self, lookup: &[u32], words: &[(u32, f32)]) {
+        self.generation = self.generation.wrapping_add(1);
+        let generation = self.generation;
+        self.slots.resize(self.clusters.len(), Slot::default());
+        self.found.clear();
+        for &term in lookup {
+            let weight = words
+                .binary_search_by_key(&term, |&(id, _)| id)
+                .map_or(0.0, |at| words[at].1);
+            for posting in postings(&self.index, term) {
+                let slot = &mut self.slots[posting.id as usize];
+                if slot.stamp != generation {
+                    *slot = Slot {
+                        stamp: generation,
+                        ..Slot::default()
+                    };
+                    self.found.push(posting.id);
+                }
+                slot.dot += weight * posting.weight;
+                slot.matched += 1;
+            }
+        }
+    }
+
+    /// Calls `visit(id, cosine)` for every live cluster sharing one of `lookup` words, in the
+    /// order the words and their postings give, with its cosine to `vector` (sorted by id:
+    /// words, then bigrams), less `share` of the background the cluster holds (see
+    /// [`Query`]).
+    ///
+    /// Term at a time: the postings carry each cluster's weight on the word, so the words'
+    /// dot products are summed along the postings of the item's words (a candidate's centroid
+    /// is read for its norm only): the lookup words' as they gather the candidates, then the
+    /// other words' into the candidates found. A bigram is in a cluster only with its two
+    /// words, so the bigrams are looked up in the centroids that matched two words or more
+    /// (most candidates share a single word).
+    pub(super) fn score(&mut self, query: Query, mut visit: impl FnMut(u32, f32)) {
+        let Query {
+            vector,
+            lookup,
+            summed,
+            others,
+            share,
+        } = query;
+        let words = vector.partition_point(|&(term, _)| term & BIGRAM == 0);
+        let (words, bigrams) = vector.split_at(words);
+        self.gather_scoring(lookup, words);
+        for &(term, weight) in words {
+            if lookup.contains(&term) {
+                continue;
+            }
+            for posting in postings(&self.index, term) {
+                let slot = &mut self.slots[posting.id as usize];
+                if slot.stamp == self.generation {
+                    slot.dot += weight * posting.weight;
+                    slot.matched += 1;
+                }
+            }
+        }
+        for &id in &self.found {
+            let cluster = &self.clusters[id as usize];
+            debug_assert!(!cluster.retired, "retired clusters leave the postings");
+            if cluster.norm2 <= 0.0 {
+                visit(id, 0.0);
+                continue;
+            }
+            let Slot {
+                mut dot, matched, ..
+            } = self.slots[id as usize];
+            if matched >= 2 {
+                for (term, weight) in bigrams {
+                    if let Some(w) = cluster.weights.get(term) {
+                        dot += w * weight;
+                    }
+                }
+            }
+            if share > 0.0 {
+                dot -= share * cluster.background(dot, summed, others);
+            }
+            visit(id, dot / cluster.norm2.sqrt());
+        }
+    }
+
+    /// The closest cluster to `vector` among those sharing one of `lookup` words (but
+    /// `except`), with its cosine. Ties go to the older cluster.
+    pub(super) fn best_scored(&mut self, query: Query, except: Option<u32>) -> Option<(f32, u32)> {
+        let mut best: Option<(f32, u32)> = None;
+        self.score(query, |id, cosine| {
+            if Some(id) != except && better((cosine, id), best) {
+                best = Some((cosine, id));
+            }
+        });
+        best
+    }
+
+    /// The two closest clusters to `vector` among those sharing one of `lookup` words, with
+    /// their cosines, in the order of [`Level::best_scored`] (ties: the older first).
+    pub(super) fn best_two(&mut self, query: Query) -> [Option<(f32, u32)>; 2] {
+        let mut top = [None, None];
+        self.score(query, |id, cosine| {
+            let scored = (cosine, id);
+            if better(scored, top[0]) {
+                top = [Some(scored), top[0]];
+            } else if better(scored, top[1]) {
+                top[1] = Some(scored);
+            }
+        });
+        top
+    }
+
+    /// A new cluster of `vector`, in a freed slot if there is one; returns the slot.
+    pub(super) fn create(&mut self, vector: &Vector, at: Millis) -> u32 {
+        let centroid = Centroid {
+            weights: FxHashMap::with_capacity_and_hasher(vector.len(), Default::default()),
+            serial: self.created,
+            ..Centroid::default()
+        };
+        self.created += 1;
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.clusters[id as usize] = centroid;
+                self.retired -= 1;
+                id
+            }
+            None => {
+                self.clusters.push(centroid);
+                self.clusters.len() as u32 - 1
+            }
+        };
+        self.slot_of.insert(self.clusters[id as usize].serial, id);
+        self.add(id, vector, at);
+        id
+    }
+
+    /// The serial (the id outside the clusterer) of the cluster in slot `id`.
+    pub(super) fn serial(&self, id: u32) -> u64 {
+        self.clusters[id as usize].serial
+    }
+
+    pub(super) fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
+        let (index, holders) = (&mut self.index, &mut self.bigram_holders);
+        self.clusters[id as usize].add(vector, at, |term, weight, new| {
+            if term & BIGRAM == 0 {
+                if term as usize >= index.len() {
+                    index.resize_with(term as usize + 1, Vec::new);
+                }
+                let postings = &mut index[term as usize];
+                match postings.binary_search_by_key(&id, |posting| posting.id) {
+                    Ok(at) => postings[at].weight = weight,
+                    Err(at) => postings.insert(at, Posting { id, weight }),
+                }
+            } else if new {
+                let bigram = (term & !BIGRAM) as usize;
+                if bigram >= holders.len() {
+                    holders.resize(bigram + 1, 0);
+                }
+                holders[bigram] += 1;
+            }
+        });
+        self.by_update.push_back((at, id));
+    }
+
+    /// How many live clusters hold `term`.
+    pub(super) fn holders(&self, term: u32) -> u32 {
+        if term & BIGRAM == 0 {
+            postings(&self.index, term).len() as u32
+        } else {
+            self.bigram_holders
+                .get((term & !BIGRAM) as usize)
+                .copied()
+                .unwrap_or(0)
+        }
+    }
+
+    /// Whether a live cluster holds `term`.
+    pub(super) fn holds(&self, term: u32) -> bool {
+        self.holders(term) > 0
+    }
+
+    /// Clusters taking items.
+    pub(super) fn live(&self) -> usize {
+        self.clusters.len() - self.retired
+    }
+
+    /// Retires clusters not updated since `before`, calling `retired` with each, and frees
+    /// their slots, and those of clusters merged away that were not updated since either:
+    /// every item such a cluster took is older than `before`, so none of the window names it.
+    pub(super) fn retire(&mut self, before: Millis, mut retired: impl FnMut(u32)) {
+        while let Some(&(at, id)) = self.by_update.front() {
+            if at >= before {
+                break;
+            }
+            self.by_update.pop_front();
+            // The entry may be an earlier cluster's of the same slot: the slot's cluster now
+            // decides.
+            let cluster = &self.clusters[id as usize];
+            if cluster.freed || cluster.updated >= before {
+                continue;
+            }
+            if !cluster.retired {
+                self.drop_cluster(id);
+                retired(id);
+            }
+            let cluster = &mut self.clusters[id as usize];
+            cluster.freed = true;
+            self.slot_of.remove(&cluster.serial);
+            self.free.push(id);
+        }
+    }
+
+    /// Takes cluster `id` out of the index for good, and returns its centroid's weights.
+    fn drop_cluster(&mut self, id: u32) -> FxHashMap<u32, f32> {
+        let cluster = &mut self.clusters[id as usize];
+        cluster.retired = true;
+        self.retired += 1;
+        let weights = std::mem::take(&mut cluster.weights);
+        for term in weights.keys() {
+            if term & BIGRAM != 0 {
+                self.bigram_holders[(term & !BIGRAM) as usize] -= 1;
+                continue;
+            }
+            if let Some(postings) = self.index.get_mut(*term as usize) {
+                if let Ok(at) = postings.binary_search_by_key(&id, |posting| posting.id) {
+                    postings.remove(at);
+                }
+            }
+        }
+        weights
+    }
+
+    /// Cosine between the centroids of two clusters.
+    pub(super) fn centroid_cosine(&self, a: u32, b: u32) -> f32 {
+        let (a, b) = (&self.clusters[a as usize], &self.clusters[b as usize]);
+        let (small, large) = if a.weights.len() <= b.weights.len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        if small.norm2 <= 0.0 || large.norm2 <= 0.0 {
+            return 0.0;
+        }
+        let dot: f32 = small
+            .weights
+            .iter()
+            .filter_map(|(term, w)| large.weights.get(term).map(|v| v * w))
+            .sum();
+        dot / (small.norm2.sqrt() * large.norm2.sqrt())
+    }
+
+    /// Merges cluster `from` into `into`.
+    pub(super) fn merge(&mut self, into: u32, from: u32) {
+        let updated = self.clusters[from as usize].updated;
+        let (items, window_items) = {
+            let from = &self.clusters[from as usize];
+            (from.items, from.window_items)
+        };
+        let weights: Vector = self.drop_cluster(from).into_iter().collect();
+        self.add(into, &weights, updated);
+        // `add` counted the merged weights as one item, in the window.
+        let into = &mut self.clusters[into as usize];
+        into.items += items - 1;
+        into.window_items = into.window_items + window_items - 1;
+    }
+}
