@@ -95,7 +95,7 @@ enum Purpose {
 enum Payer {
     /// Head and boundary reads, and the sweep reads their surplus pays for.
     Main,
-    /// The sweep's share (and the late boundary reads that borrow it).
+    /// The sweep's share (and the late boundary reads and due heads that borrow it).
     Sweep,
 }
 
@@ -218,6 +218,10 @@ pub struct FerretPager {
     head_page: Option<u32>,
     /// When the running head sweep started.
     head_started: Millis,
+    /// Tokens the head took from the sweep's bucket when it was due and the main one was
+    /// empty: the main bucket gives them back before it pays for anything else
+    /// ([`FerretPager::choose_head`]).
+    head_loan: u32,
     /// The sweep's walk down the recent region.
     recent_walk: Walk,
     /// The sweep's walk down the rest of the list.
@@ -296,6 +300,7 @@ impl FerretPager {
             head_at: Millis::MIN,
             head_page: None,
             head_started: Millis::MIN,
+            head_loan: 0,
             recent_walk: Walk::new(),
             rest_walk: Walk::new(),
             in_round: false,
@@ -817,6 +822,10 @@ impl FerretPager {
     ///
     /// With `head` false (the head reads on a lane of its own) everything but the head.
     fn choose(&mut self, now: Millis, head: bool) -> Option<(u32, Purpose, Payer)> {
+        while self.head_loan > 0 && self.budget.allows(now, 0) {
+            self.budget.give(&mut self.sweep_budget, now);
+            self.head_loan -= 1;
+        }
         let main = |read: (u32, Purpose)| (read.0, read.1, Payer::Main);
         let sweep = |read: (u32, Purpose)| (read.0, read.1, Payer::Sweep);
         if self.budget.allows(now, 0) {
@@ -835,6 +844,12 @@ impl FerretPager {
                 if let Some(read) = self.choose_head(now) {
                     return Some(read);
                 }
+            }
+        }
+        // A due head with the main bucket empty borrows from the sweep's.
+        if head && !self.budget.allows(now, 0) {
+            if let Some(read) = self.choose_head(now) {
+                return Some(read);
             }
         }
         if self.before_head(now) {
@@ -904,13 +919,24 @@ impl FerretPager {
         None
     }
 
-    /// The head sweep's next read, if it is due and the budget pays for it.
+    /// The head sweep's next read, if it is due and a budget pays for it: the main one, or,
+    /// when that is empty, the sweep's as a loan the main bucket pays back with its next
+    /// tokens ([`FerretPager::head_loan`]). So the head keeps its schedule when boundary reads
+    /// have spent the main bucket, and the sweep keeps its share over time. Without the loan
+    /// the head waited for the main bucket's next token (page 2 up to 6 s after page 1, the
+    /// next sweep up to 4 s late), and those waits made most of the On Air p95's excess.
     fn choose_head(&mut self, now: Millis) -> Option<(u32, Purpose, Payer)> {
-        if !self.budget.allows(now, 0) {
+        let payer = if self.budget.allows(now, 0) {
+            Payer::Main
+        } else if self.sweep_budget.allows(now, 0) {
+            Payer::Sweep
+        } else {
             return None;
-        }
+        };
+        let loan = u32::from(matches!(payer, Payer::Sweep));
         if let Some(page) = self.head_page {
-            return Some((page, Purpose::Head(page), Payer::Main));
+            self.head_loan += loan;
+            return Some((page, Purpose::Head(page), payer));
         }
         if now < self.head_at {
             return None;
@@ -921,7 +947,8 @@ impl FerretPager {
             self.share_budget();
         }
         self.head_started = now;
-        Some((1, Purpose::Head(1), Payer::Main))
+        self.head_loan += loan;
+        Some((1, Purpose::Head(1), payer))
     }
 
     /// After each read: the head goes to a lane of its own once one reader, spending the
@@ -1269,13 +1296,15 @@ impl Pager for FerretPager {
             return None;
         }
         let any = self.budget.ready_at(Millis::MIN, 0);
+        // The head may borrow from the sweep's bucket.
+        let head_paid = any.min(self.sweep_budget.ready_at(Millis::MIN, 0));
         let head = if self.head_page.is_some() {
-            any
+            head_paid
         } else {
             self.head_at
         };
         let head_wake = if head_free {
-            head.max(any)
+            head.max(head_paid)
         } else {
             Millis::MAX
         };

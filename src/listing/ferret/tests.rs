@@ -912,3 +912,47 @@ fn a_restart_does_not_refill_the_main_bucket() {
     let new = FerretPager::new(params.clone(), Book::new());
     assert!(new.budget.allows(t0, params.burst - 1));
 }
+
+/// A head sweep due while boundary reads have spent the main bucket borrows its reads from
+/// the sweep's bucket rather than wait for the main bucket's next token; the main bucket's
+/// next token goes back to the sweep before it pays for anything else.
+#[test]
+fn a_due_head_borrows_from_the_sweep_and_the_main_bucket_pays_it_back() {
+    let t0: Millis = 1_000 * 60 * MINUTE;
+    let mut pager = FerretPager::new(Params::default(), Book::new());
+    pager.budget.drain(t0);
+    pager.head_at = t0;
+    let full = ROUND_MAX - 1;
+    assert!(pager.sweep_budget.allows(t0, full));
+
+    let head = pager.choose_head(t0);
+    assert!(matches!(head, Some((1, Purpose::Head(1), Payer::Sweep))));
+    assert_eq!(pager.head_loan, 1);
+    pager.sweep_budget.take(t0);
+    // The head's page 2 borrows as well.
+    pager.head_page = Some(2);
+    let later = t0 + pager.params.min_interval;
+    assert!(!pager.budget.allows(later, 0));
+    let head = pager.choose_head(later);
+    assert!(matches!(head, Some((2, Purpose::Head(2), Payer::Sweep))));
+    assert_eq!(pager.head_loan, 2);
+    pager.sweep_budget.take(later);
+    pager.head_page = None;
+    pager.head_at = later + pager.params.head_interval;
+
+    // The main bucket's next two tokens go back to the sweep's.
+    let repaid = pager.budget.ready_at(later, 1);
+    assert!(repaid < pager.head_at);
+    assert!(!pager.sweep_budget.allows(repaid, full - 1));
+    pager.choose(repaid, true);
+    assert_eq!(pager.head_loan, 0);
+    assert!(!pager.budget.allows(repaid, 0));
+    assert!(pager.sweep_budget.allows(repaid, full - 1));
+
+    // With the main bucket holding a token, the head pays from it.
+    let paid = pager.budget.ready_at(repaid, 0);
+    pager.head_at = paid;
+    let head = pager.choose_head(paid);
+    assert!(matches!(head, Some((1, Purpose::Head(1), Payer::Main))));
+    assert_eq!(pager.head_loan, 0);
+}
