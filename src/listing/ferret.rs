@@ -219,8 +219,8 @@ pub struct FerretPager {
     /// When the running head sweep started.
     head_started: Millis,
     /// Tokens the head took from the sweep's bucket when it was due and the main one was
-    /// empty: the main bucket gives them back before it pays for anything else
-    /// ([`FerretPager::choose_head`]).
+    /// empty: the main bucket gives them back before it pays for anything but a boundary
+    /// read past half the grace ([`FerretPager::choose_head`]).
     head_loan: u32,
     /// The sweep's walk down the recent region.
     recent_walk: Walk,
@@ -822,7 +822,12 @@ impl FerretPager {
     ///
     /// With `head` false (the head reads on a lane of its own) everything but the head.
     fn choose(&mut self, now: Millis, head: bool) -> Option<(u32, Purpose, Payer)> {
-        while self.head_loan > 0 && self.budget.allows(now, 0) {
+        // The head's loan is paid back first, but after a boundary read that threatens the
+        // grace (correctness before coverage, as the late boundary reads that borrow the
+        // sweep's share).
+        let urgent =
+            (self.most_overdue(now)).is_some_and(|(_, due)| now - due >= self.params.grace / 2);
+        while !urgent && self.head_loan > 0 && self.budget.allows(now, 0) {
             self.budget.give(&mut self.sweep_budget, now);
             self.head_loan -= 1;
         }

@@ -956,3 +956,26 @@ fn a_due_head_borrows_from_the_sweep_and_the_main_bucket_pays_it_back() {
     assert!(matches!(head, Some((1, Purpose::Head(1), Payer::Main))));
     assert_eq!(pager.head_loan, 0);
 }
+
+/// The main bucket pays a boundary read that threatens the grace before the head's loan.
+#[test]
+fn a_boundary_read_past_half_the_grace_goes_before_the_heads_loan() {
+    let t0: Millis = 1_000 * 60 * MINUTE;
+    let params = Params::default();
+    let mut pager = FerretPager::new(params.clone(), Book::new());
+    let late = item(t0 - params.frame - params.grace / 2 - 10 * SECOND);
+    read(&mut pager, t0 - 5 * MINUTE, 1, 1, vec![late]);
+    assert!(pager
+        .most_overdue(t0)
+        .is_some_and(|(_, due)| t0 - due >= params.grace / 2));
+    pager.budget.drain(t0);
+    pager.head_at = t0;
+    assert!(matches!(pager.choose_head(t0), Some((1, _, Payer::Sweep))));
+    pager.sweep_budget.take(t0);
+    pager.head_at = t0 + params.head_interval;
+
+    let paid = pager.budget.ready_at(t0, 0);
+    let chosen = pager.choose(paid, true);
+    assert_eq!(pager.head_loan, 1);
+    assert!(matches!(chosen, Some((_, Purpose::Due(_), Payer::Main))));
+}
