@@ -20,9 +20,10 @@
 //!   waits for a sweep. A boundary from a broadcast's fourth on waits longer while such
 //!   boundaries are rare ([`DEEP_FRAME`]): each of their reads settles one or two broadcasts.
 //! - **Head sweeps.** Every `head_interval` it reads page 1, and the next pages (up to
-//!   `head_pages`) as long as the last one showed a broadcast not seen before. From the start,
-//!   beside the head, a first reading of the whole list fills the book, page after page, paid
-//!   by both shares of the budget. A detector resumed from the store after a restart reads
+//!   `head_pages`) as long as the last one showed a broadcast not seen before. A head due
+//!   with the main budget spent borrows from the sweep's, which the main budget pays back.
+//!   From the start, beside the head, a first reading of the whole list fills the book, page
+//!   after page, paid by both shares of the budget. A detector resumed from the store after a restart reads
 //!   only what its downtime may have hidden, often nothing ([`FerretPager::resume`]).
 //! - **A sweep in rounds.** A share of the budget (`sweep_share`, plus whatever the others
 //!   leave above `reserve`) walks down the recent region (where deep insertions appear and
