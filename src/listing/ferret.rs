@@ -23,8 +23,9 @@
 //!   `head_pages`) as long as the last one showed a broadcast not seen before. A head due
 //!   with the main budget spent borrows from the sweep's, which the main budget pays back.
 //!   From the start, beside the head, a first reading of the whole list fills the book, page
-//!   after page, paid by both shares of the budget. A detector resumed from the store after a restart reads
-//!   only what its downtime may have hidden, often nothing ([`FerretPager::resume`]).
+//!   after page, paid by both shares of the budget. A detector resumed from the store after
+//!   a restart reads only what its downtime may have hidden, often nothing
+//!   ([`FerretPager::resume`]).
 //! - **A sweep in rounds.** A share of the budget (`sweep_share`, plus whatever the others
 //!   leave above `reserve`) walks down the recent region (where deep insertions appear and
 //!   drift down: broadcasts reserved since a tolerance before the previous round started)
@@ -826,9 +827,11 @@ impl FerretPager {
         // The head's loan is paid back first, but after a boundary read that threatens the
         // grace (correctness before coverage, as the late boundary reads that borrow the
         // sweep's share).
-        let urgent =
-            (self.most_overdue(now)).is_some_and(|(_, due)| now - due >= self.params.grace / 2);
-        while !urgent && self.head_loan > 0 && self.budget.allows(now, 0) {
+        let repay = self.head_loan > 0
+            && self
+                .most_overdue(now)
+                .is_none_or(|(_, due)| now - due < self.params.grace / 2);
+        while repay && self.head_loan > 0 && self.budget.allows(now, 0) {
             self.budget.give(&mut self.sweep_budget, now);
             self.head_loan -= 1;
         }

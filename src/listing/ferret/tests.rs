@@ -915,7 +915,7 @@ fn a_restart_does_not_refill_the_main_bucket() {
 
 /// A head sweep due while boundary reads have spent the main bucket borrows its reads from
 /// the sweep's bucket rather than wait for the main bucket's next token; the main bucket's
-/// next token goes back to the sweep before it pays for anything else.
+/// next tokens go back to the sweep before they pay for another read.
 #[test]
 fn a_due_head_borrows_from_the_sweep_and_the_main_bucket_pays_it_back() {
     let t0: Millis = 1_000 * 60 * MINUTE;
