@@ -37,3 +37,10 @@ pub mod supervision;
 
 pub use config::Settings;
 pub use role::Role;
+
+/// `text` without the byte order mark an editor may write before it (a file saved as "UTF-8
+/// with BOM", as Python's `utf-8-sig` and many Windows editors do): the mark is no part of
+/// the first line.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}

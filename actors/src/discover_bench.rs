@@ -142,8 +142,7 @@ pub fn run(args: &DiscoverBenchArgs) -> anyhow::Result<()> {
 fn read_likes(path: &PathBuf, base: &Url) -> anyhow::Result<Vec<Url>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    // A file saved as "UTF-8 with BOM": the mark is no part of the first URL.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = ferret::strip_bom(&text);
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))

@@ -131,8 +131,7 @@ pub struct Likes {
 /// Reads a likes file, telling a bookmarks export from a list of URLs by content (see the
 /// module documentation).
 pub fn read_likes(text: &str) -> Likes {
-    // A file saved as "UTF-8 with BOM": the mark is no part of the first URL.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::strip_bom(text);
     let mut likes = Likes {
         bookmarks: is_html(text),
         ..Likes::default()

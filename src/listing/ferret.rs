@@ -824,17 +824,7 @@ impl FerretPager {
     ///
     /// With `head` false (the head reads on a lane of its own) everything but the head.
     fn choose(&mut self, now: Millis, head: bool) -> Option<(u32, Purpose, Payer)> {
-        // The head's loan is paid back first, but after a boundary read that threatens the
-        // grace (correctness before coverage, as the late boundary reads that borrow the
-        // sweep's share).
-        let repay = self.head_loan > 0
-            && self
-                .most_overdue(now)
-                .is_none_or(|(_, due)| now - due < self.params.grace / 2);
-        while repay && self.head_loan > 0 && self.budget.allows(now, 0) {
-            self.budget.give(&mut self.sweep_budget, now);
-            self.head_loan -= 1;
-        }
+        self.repay_head_loan(now);
         let main = |read: (u32, Purpose)| (read.0, read.1, Payer::Main);
         let sweep = |read: (u32, Purpose)| (read.0, read.1, Payer::Sweep);
         if self.budget.allows(now, 0) {
@@ -849,14 +839,8 @@ impl FerretPager {
             if let Some(read) = self.boundary_read_after(now, urgent) {
                 return Some(main(read));
             }
-            if head {
-                if let Some(read) = self.choose_head(now) {
-                    return Some(read);
-                }
-            }
         }
-        // A due head with the main bucket empty borrows from the sweep's.
-        if head && !self.budget.allows(now, 0) {
+        if head {
             if let Some(read) = self.choose_head(now) {
                 return Some(read);
             }
@@ -942,29 +926,40 @@ impl FerretPager {
         } else {
             return None;
         };
-        let loan = u32::from(matches!(payer, Payer::Sweep));
-        if let Some(page) = self.head_page {
-            self.borrow(loan);
-            return Some((page, Purpose::Head(page), payer));
+        let page = match self.head_page {
+            Some(page) => page,
+            None if now < self.head_at => return None,
+            None => {
+                let late = self.head_at > Millis::MIN
+                    && now - self.head_at > self.params.head_interval / HEAD_LATE_PER_INTERVAL;
+                if late && self.share.head_late() {
+                    self.share_budget();
+                }
+                self.head_started = now;
+                1
+            }
+        };
+        // The loan stops at what the sweep's bucket holds: where boundary reads past half
+        // the grace keep the main bucket busy for long (`peak2011` at 900 reads an hour), it
+        // is not paid back and the sweep pays for the head.
+        if matches!(payer, Payer::Sweep) {
+            self.head_loan = (self.head_loan + 1).min(ROUND_MAX);
         }
-        if now < self.head_at {
-            return None;
-        }
-        let late = self.head_at > Millis::MIN
-            && now - self.head_at > self.params.head_interval / HEAD_LATE_PER_INTERVAL;
-        if late && self.share.head_late() {
-            self.share_budget();
-        }
-        self.head_started = now;
-        self.borrow(loan);
-        Some((1, Purpose::Head(1), payer))
+        Some((page, Purpose::Head(page), payer))
     }
 
-    /// Adds `tokens` to the head's loan, which stops at what the sweep's bucket holds: where
-    /// boundary reads past half the grace keep the main bucket busy for long (`peak2011` at
-    /// 900 reads an hour), the loan is not paid back and the sweep pays for the head.
-    fn borrow(&mut self, tokens: u32) {
-        self.head_loan = (self.head_loan + tokens).min(ROUND_MAX);
+    /// Gives the head's loan back to the sweep's bucket from the main one's tokens, before
+    /// they pay for any read but a boundary read that threatens the grace (correctness
+    /// before coverage, as with the late boundary reads that borrow the sweep's share).
+    fn repay_head_loan(&mut self, now: Millis) {
+        let urgent = (self.head_loan > 0)
+            .then(|| self.most_overdue(now))
+            .flatten()
+            .is_some_and(|(_, due)| now - due >= self.params.grace / 2);
+        while !urgent && self.head_loan > 0 && self.budget.allows(now, 0) {
+            self.budget.give(&mut self.sweep_budget, now);
+            self.head_loan -= 1;
+        }
     }
 
     /// After each read: the head goes to a lane of its own once one reader, spending the

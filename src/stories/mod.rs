@@ -129,7 +129,7 @@ fn label<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<String>, D::E
 /// and blank lines are skipped; a bad line or date is an error naming its line (in an array,
 /// its item, from 1).
 pub fn read_items(text: &str) -> Result<Vec<StreamItem>, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::strip_bom(text);
     if text.trim_start().starts_with('[') {
         let mut items: Vec<StreamItem> =
             serde_json::from_str(text).map_err(|err| format!("the JSON array: {err}"))?;

@@ -105,7 +105,7 @@ pub fn truth_until(truth: &[Truth]) -> Option<Millis> {
 /// The non-blank lines of `text`, numbered from 1 (a byte order mark before the first, as
 /// a file saved as "UTF-8 with BOM" has, left out).
 fn numbered(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::strip_bom(text);
     text.lines()
         .enumerate()
         .map(|(index, line)| (index + 1, line.trim()))
