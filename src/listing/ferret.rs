@@ -341,7 +341,7 @@ impl FerretPager {
         self.resumed_after = Some(last_read);
         if let Some(memory) = memory {
             self.round_at = memory.round_at;
-            self.share.restore(memory.sweep_share);
+            self.share.restore(memory.sweep_share, memory.share_steps);
             self.share_budget();
             self.sweep_budget.restore(memory.sweep_empty_at);
             self.budget.restore(memory.budget_empty_at);
@@ -1379,6 +1379,7 @@ impl Pager for FerretPager {
                 self.round_at
             },
             sweep_share: self.share.share,
+            share_steps: self.share.steps,
             sweep_empty_at: self.sweep_budget.empty_at(),
             budget_empty_at: self.budget.empty_at(),
             end_offset: self.end_offset,

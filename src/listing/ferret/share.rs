@@ -11,6 +11,20 @@ pub(super) const LATE_SHARE: f64 = 0.05;
 /// far from its mark moves by a few hundredths in a quarter of an hour.
 pub(super) const SHARE_STEP: f64 = 0.0005;
 
+/// How many of the share's first steps are larger, by [`WARM_UP_GAIN`] at the first and
+/// less each step after, down to `SHARE_STEP` at the last: about the first three quarters of
+/// an hour at the peak of `peak2009`.
+pub(super) const WARM_UP_STEPS: u32 = 2_000;
+
+/// How much larger the share's first step is than `SHARE_STEP`. With steps of `SHARE_STEP`
+/// only, the share of a new detector on `peak2009` was still climbing from `sweep_share`
+/// (0.27) an hour into the run, towards the 0.29–0.34 the runs end with, and the sweep
+/// missed deep insertions meanwhile. Larger steps throughout cost as much once the share
+/// is there (the listings log, "Where the steered share starts"); larger first steps that
+/// shrink get it there sooner and then hold it as before (the listings log, "The share
+/// warms up").
+pub(super) const WARM_UP_GAIN: f64 = 4.0;
+
 /// How far the sweep's share may rise above `sweep_share`. Past 0.34 of the budget the head
 /// sweep came late (On Air p95 over 20 s on more worlds of `peak2009`).
 pub(super) const SHARE_RISE: f64 = 0.07;
@@ -29,7 +43,8 @@ pub(super) const SHARE_FALL: f64 = 0.035;
 /// stochastic approximation of their 95th percentile) and the head keeps its schedule. A
 /// listing whose ends are proven well in time spends the margin on finding deep insertions;
 /// one whose reads fail or come slowly, or whose ends come in bursts, gets more reads for its
-/// ends.
+/// ends. The first steps are larger ([`WARM_UP_GAIN`]), so that a new detector's share gets
+/// where it settles within the first hour.
 #[derive(Debug, Clone)]
 pub(super) struct ShareControl {
     pub(super) share: f64,
@@ -37,6 +52,8 @@ pub(super) struct ShareControl {
     high: f64,
     /// The Off Air latency aimed at; 0: the share stays put.
     target: Millis,
+    /// The steps taken so far (the warm-up's progress), up to [`WARM_UP_STEPS`].
+    pub(super) steps: u32,
 }
 
 impl ShareControl {
@@ -47,14 +64,17 @@ impl ShareControl {
             low: (share - SHARE_FALL).max(0.0),
             high: (share + SHARE_RISE).min(1.0),
             target: params.off_air_target,
+            steps: 0,
         }
     }
 
     /// The share a detector had before a restart, held within this one's bounds (the
-    /// config may have moved them).
-    pub(super) fn restore(&mut self, share: f64) {
+    /// config may have moved them), and the steps it had taken, so that its warm-up goes on
+    /// where it stood.
+    pub(super) fn restore(&mut self, share: f64, steps: u32) {
         if share.is_finite() {
             self.share = share.clamp(self.low, self.high);
+            self.steps = steps.min(WARM_UP_STEPS);
         }
     }
 
@@ -73,7 +93,10 @@ impl ShareControl {
             return false;
         }
         let late = if late { 1.0 } else { 0.0 };
-        let share = (self.share - SHARE_STEP * (late - LATE_SHARE)).clamp(self.low, self.high);
+        let warm_up = 1.0 - f64::from(self.steps) / f64::from(WARM_UP_STEPS);
+        let step = SHARE_STEP * (1.0 + (WARM_UP_GAIN - 1.0) * warm_up);
+        self.steps = (self.steps + 1).min(WARM_UP_STEPS);
+        let share = (self.share - step * (late - LATE_SHARE)).clamp(self.low, self.high);
         let moved = share != self.share;
         self.share = share;
         moved

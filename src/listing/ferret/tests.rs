@@ -1,4 +1,4 @@
-use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP};
+use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP, WARM_UP_GAIN, WARM_UP_STEPS};
 use super::*;
 use crate::listing::{spacing_for, EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
 
@@ -200,6 +200,41 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
     });
     assert!(!fixed.frame_end(params.grace) && !fixed.head_late());
     assert_eq!(fixed.share, start);
+}
+
+/// A new detector's share takes its first step [`WARM_UP_GAIN`] times as large as the
+/// plain one, and the steps shrink to it over [`WARM_UP_STEPS`]: a share restored halfway
+/// through steps halfway between, one restored past the end (or kept before the steps were
+/// counted) plainly.
+#[test]
+fn the_shares_first_steps_are_larger() {
+    let params = Params::default();
+    let start = params.sweep_share;
+    let up = SHARE_STEP * LATE_SHARE;
+    let step = |steps: Option<u32>| {
+        let mut control = ShareControl::new(&params);
+        if let Some(steps) = steps {
+            control.restore(start, steps);
+        }
+        control.frame_end(0);
+        ((control.share - start) / up, control.steps)
+    };
+    let (gain, steps) = step(None);
+    assert!((gain - WARM_UP_GAIN).abs() < 1e-9, "{gain}");
+    assert_eq!(steps, 1);
+    let (gain, steps) = step(Some(WARM_UP_STEPS / 2));
+    assert!((gain - (1.0 + WARM_UP_GAIN) / 2.0).abs() < 1e-9, "{gain}");
+    assert_eq!(steps, WARM_UP_STEPS / 2 + 1);
+    for kept in [WARM_UP_STEPS, u32::MAX] {
+        let (gain, steps) = step(Some(kept));
+        assert!((gain - 1.0).abs() < 1e-9, "{gain}");
+        assert_eq!(steps, WARM_UP_STEPS);
+    }
+    // A late end steps down by as much more.
+    let mut control = ShareControl::new(&params);
+    control.frame_end(params.off_air_target + SECOND);
+    let down = (start - control.share) / (SHARE_STEP * (1.0 - LATE_SHARE));
+    assert!((down - WARM_UP_GAIN).abs() < 1e-9, "{down}");
 }
 
 /// Frame ends proven 10–35 s after their boundaries give the sweep a little budget; one
@@ -804,7 +839,7 @@ fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
 }
 
 /// A detector resumed with its memory goes on with it: the latest round, the share (held
-/// within the bounds the config gives now) and the tokens saved up, which a new detector
+/// within the bounds the config gives now) and its steps, the tokens saved up, which a new detector
 /// drains. Its next round reaches back a tolerance before that round, and the 2½
 /// tolerances that bound it count from the last read before the restart (down five
 /// minutes here): the downtime is not lateness. It also knows where the end of a listing
@@ -819,6 +854,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     let memory = Memory {
         round_at: Some(last_read - 4 * MINUTE),
         sweep_share: 0.9,
+        share_steps: 700,
         sweep_empty_at: Some(t0 - 10 * MINUTE),
         budget_empty_at: Some(last_read - MINUTE),
         end_offset: Some(40),
@@ -870,6 +906,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     let fresh = Memory {
         round_at: None,
         sweep_share: params.sweep_share,
+        share_steps: 0,
         sweep_empty_at: Some(t0),
         budget_empty_at: Some(t0 - (burst - 1) * spacing(params.sweep_share)),
         end_offset: None,
@@ -880,6 +917,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     let ahead = Memory {
         round_at: Some(t0 + MINUTE),
         sweep_share: params.sweep_share,
+        share_steps: 0,
         sweep_empty_at: Some(t0 + MINUTE),
         budget_empty_at: Some(t0 + MINUTE),
         end_offset: None,
@@ -898,6 +936,7 @@ fn a_restart_does_not_refill_the_main_bucket() {
     let memory = Memory {
         round_at: None,
         sweep_share: params.sweep_share,
+        share_steps: 0,
         sweep_empty_at: Some(t0 - 2 * SECOND),
         budget_empty_at: Some(t0 - 2 * SECOND),
         end_offset: None,
