@@ -402,7 +402,7 @@ impl FerretPager {
     /// second ended there.
     fn learn_from_off_airs(&mut self, before: usize) {
         let (frame, grace) = (self.params.frame.max(1), self.params.grace);
-        let mut moved = false;
+        let mut ends = Vec::new();
         for event in self.book.queued().skip(before) {
             if event.kind == EventKind::OffAir {
                 self.frame_ends.gone(&event.item.id, event.at, frame);
@@ -410,10 +410,10 @@ impl FerretPager {
             let boundaries = (event.at - event.item.key) / frame;
             let latency = event.at - (event.item.key + boundaries * frame);
             if event.kind == EventKind::OffAir && boundaries >= 1 && latency <= grace {
-                moved |= self.share.frame_end(latency);
+                ends.push((event.item.key, latency));
             }
         }
-        if moved {
+        if self.share.frame_ends(&ends) {
             self.share_budget();
         }
     }

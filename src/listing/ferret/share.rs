@@ -11,6 +11,14 @@ pub(super) const LATE_SHARE: f64 = 0.05;
 /// far from its mark moves by a few hundredths in a quarter of an hour.
 pub(super) const SHARE_STEP: f64 = 0.0005;
 
+/// How many of one key's frame ends one read proves late take a step each; the rest take
+/// none. A listing run K times faster (`sim-listing --time-scale K`) writes K reservations
+/// a second, which share a key, and their frames end together: one boundary read a few
+/// seconds late proved 10–20 of them late at once, and took the share down by as many
+/// steps, as if each had been late on its own. In real time a key is rarely shared (the
+/// listings log, "One late read, one late key").
+pub(super) const LATE_PER_KEY: usize = 3;
+
 /// How many of the share's first steps are larger, by [`WARM_UP_GAIN`] at the first and
 /// less each step after, down to `SHARE_STEP` at the last: about the first three quarters of
 /// an hour at the peak of `peak2009`.
@@ -78,9 +86,28 @@ impl ShareControl {
         }
     }
 
-    /// Takes the latency of one frame end's Off Air, and says whether the share moved.
-    pub(super) fn frame_end(&mut self, latency: Millis) -> bool {
-        self.step(latency > self.target)
+    /// Takes the frame ends one read proved, each as its key and the latency of its Off
+    /// Air, and says whether the share moved. The late ends of one key take at most
+    /// [`LATE_PER_KEY`] steps: they were late together, by one read's lateness.
+    pub(super) fn frame_ends(&mut self, ends: &[(Millis, Millis)]) -> bool {
+        let mut moved = false;
+        // The key of the latest late end, and how many of its ends came late.
+        let mut late_key: Option<(Millis, usize)> = None;
+        for &(key, latency) in ends {
+            let late = latency > self.target;
+            if late {
+                let count = match &mut late_key {
+                    Some((latest, count)) if *latest == key => count,
+                    _ => &mut late_key.insert((key, 0)).1,
+                };
+                *count += 1;
+                if *count > LATE_PER_KEY {
+                    continue;
+                }
+            }
+            moved |= self.step(late);
+        }
+        moved
     }
 
     /// Takes a head sweep that started late, and says whether the share moved.

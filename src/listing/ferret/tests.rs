@@ -1,4 +1,6 @@
-use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP, WARM_UP_GAIN, WARM_UP_STEPS};
+use super::share::{
+    LATE_PER_KEY, LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP, WARM_UP_GAIN, WARM_UP_STEPS,
+};
 use super::*;
 use crate::listing::{spacing_for, EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
 
@@ -160,7 +162,7 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
     let start = params.sweep_share;
     let mut control = ShareControl::new(&params);
     for _ in 0..3_000 {
-        control.frame_end(params.off_air_target / 2);
+        control.frame_ends(&[(0, params.off_air_target / 2)]);
     }
     assert_eq!(
         control.share,
@@ -168,16 +170,16 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         "ends in time: up to the span"
     );
     for _ in 0..100 {
-        control.frame_end(params.off_air_target + SECOND);
+        control.frame_ends(&[(0, params.off_air_target + SECOND)]);
     }
     // A head sweep started late counts as a late end.
     control.head_late();
     let after_late = control.share;
     assert!((after_late - (start + SHARE_RISE - 101.0 * 0.95 * SHARE_STEP)).abs() < 1e-9);
     for _ in 0..50 {
-        control.frame_end(params.off_air_target + SECOND);
+        control.frame_ends(&[(0, params.off_air_target + SECOND)]);
         for _ in 0..19 {
-            control.frame_end(params.off_air_target);
+            control.frame_ends(&[(0, params.off_air_target)]);
         }
     }
     assert!(
@@ -186,7 +188,7 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         control.share
     );
     for _ in 0..1_000 {
-        control.frame_end(params.grace);
+        control.frame_ends(&[(0, params.grace)]);
     }
     assert_eq!(
         control.share,
@@ -198,7 +200,7 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         off_air_target: 0,
         ..params
     });
-    assert!(!fixed.frame_end(params.grace) && !fixed.head_late());
+    assert!(!fixed.frame_ends(&[(0, params.grace)]) && !fixed.head_late());
     assert_eq!(fixed.share, start);
 }
 
@@ -216,7 +218,7 @@ fn the_shares_first_steps_are_larger() {
         if let Some(steps) = steps {
             control.restore(start, steps);
         }
-        control.frame_end(0);
+        control.frame_ends(&[(0, 0)]);
         ((control.share - start) / up, control.steps)
     };
     let (gain, steps) = step(None);
@@ -232,9 +234,48 @@ fn the_shares_first_steps_are_larger() {
     }
     // A late end steps down by as much more.
     let mut control = ShareControl::new(&params);
-    control.frame_end(params.off_air_target + SECOND);
+    control.frame_ends(&[(0, params.off_air_target + SECOND)]);
     let down = (start - control.share) / (SHARE_STEP * (1.0 - LATE_SHARE));
     assert!((down - WARM_UP_GAIN).abs() < 1e-9, "{down}");
+}
+
+/// The late ends of one key that one read proves take [`LATE_PER_KEY`] steps between them,
+/// not one each: a dozen broadcasts that share a key (a listing run time-compressed) end
+/// together, late by one read. Late ends of a dozen keys take a step each, and so do ends in
+/// time; the same key's ends proven late by another read step again.
+#[test]
+fn the_late_ends_of_one_key_take_a_few_steps() {
+    let params = Params::default();
+    let start = params.sweep_share;
+    let late = params.off_air_target + SECOND;
+    let (down, up) = (SHARE_STEP * (1.0 - LATE_SHARE), SHARE_STEP * LATE_SHARE);
+    // Past the warm-up, so that every step is the plain one.
+    let warm = || {
+        let mut control = ShareControl::new(&params);
+        control.restore(start, WARM_UP_STEPS);
+        control
+    };
+    let moved = |reads: &[Vec<(Millis, Millis)>]| {
+        let mut control = warm();
+        for ends in reads {
+            control.frame_ends(ends);
+        }
+        control.share - start
+    };
+    let one_key = vec![(7 * SECOND, late); 12];
+    let keys: Vec<_> = (0..12).map(|key| (key * SECOND, late)).collect();
+    let in_time = vec![(7 * SECOND, SECOND); 12];
+    let close = |got: f64, expected: f64| assert!((got - expected).abs() < 1e-12, "{got}");
+    close(
+        moved(std::slice::from_ref(&one_key)),
+        -(LATE_PER_KEY as f64) * down,
+    );
+    close(moved(&[keys]), -12.0 * down);
+    close(moved(&[in_time]), 12.0 * up);
+    close(
+        moved(&[one_key.clone(), one_key]),
+        -2.0 * LATE_PER_KEY as f64 * down,
+    );
 }
 
 /// Frame ends proven 10–35 s after their boundaries give the sweep a little budget; one
