@@ -45,7 +45,9 @@
 //!   [`SHARE_FALL`](share::SHARE_FALL) under `sweep_share` to
 //!   [`SHARE_RISE`](share::SHARE_RISE) over it; a head sweep that starts late counts as a
 //!   late end. A listing whose ends are proven early spends the margin on deep insertions,
-//!   and one whose reads fail, come slowly or prove ends late gets more boundary reads.
+//!   and one whose reads fail, come slowly or prove ends late gets more boundary reads. The
+//!   first steps are larger, so that a new detector's share gets there within the hour, and
+//!   the late ends of one key that one read proves count as a few, not one each.
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
 //! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the

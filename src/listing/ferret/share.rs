@@ -14,9 +14,10 @@ pub(super) const SHARE_STEP: f64 = 0.0005;
 /// How many of one key's frame ends one read proves late take a step each; the rest take
 /// none. A listing run K times faster (`sim-listing --time-scale K`) writes K reservations
 /// a second, which share a key, and their frames end together: one boundary read a few
-/// seconds late proved 10–20 of them late at once, and took the share down by as many
-/// steps, as if each had been late on its own. In real time a key is rarely shared (the
-/// listings log, "One late read, one late key").
+/// seconds late proved 10–20 of them late at once and took the share down by as many
+/// steps, as if each had been late on its own. With the cap, worlds of `peak2009` at ×20
+/// with a start missed within the tolerance went 45 → 27 of 256. In real time a key is
+/// rarely shared (the listings log, "One late read, one late key").
 pub(super) const LATE_PER_KEY: usize = 3;
 
 /// How many of the share's first steps are larger, by [`WARM_UP_GAIN`] at the first and
@@ -27,10 +28,9 @@ pub(super) const WARM_UP_STEPS: u32 = 2_000;
 /// How much larger the share's first step is than `SHARE_STEP`. With steps of `SHARE_STEP`
 /// only, the share of a new detector on `peak2009` was still climbing from `sweep_share`
 /// (0.27) an hour into the run, towards the 0.29–0.34 the runs end with, and the sweep
-/// missed deep insertions meanwhile. Larger steps throughout cost as much once the share
-/// is there (the listings log, "Where the steered share starts"); larger first steps that
-/// shrink get it there sooner and then hold it as before (the listings log, "The share
-/// warms up").
+/// missed deep insertions meanwhile. Larger steps throughout were no better (the listings
+/// log, "Where the steered share starts"); larger first steps that shrink get it there
+/// sooner and then hold it as before (the listings log, "The share warms up").
 pub(super) const WARM_UP_GAIN: f64 = 4.0;
 
 /// How far the sweep's share may rise above `sweep_share`. Past 0.34 of the budget the head
