@@ -880,8 +880,8 @@ fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
 }
 
 /// A detector resumed with its memory goes on with it: the latest round, the share (held
-/// within the bounds the config gives now) and its steps, the tokens saved up, which a new detector
-/// drains. Its next round reaches back a tolerance before that round, and the 2½
+/// within the bounds the config gives now) with the steps it took, and the tokens saved up,
+/// which a new detector drains. Its next round reaches back a tolerance before that round, and the 2½
 /// tolerances that bound it count from the last read before the restart (down five
 /// minutes here): the downtime is not lateness. It also knows where the end of a listing
 /// without a total was, how late its frames ended and whether they end on the second
