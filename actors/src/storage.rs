@@ -257,10 +257,6 @@ const MIGRATIONS: &[M<'static>] = &[
     // 17: the tokens of a listing detector's main bucket, so that a restarted detector does
     // not start it full and spend its burst on top of the budget.
     M::up("ALTER TABLE listing_memory ADD COLUMN budget_empty_ms INTEGER;"),
-    // 18: how many steps a listing detector's sweep share had taken, so that a restarted
-    // detector does not warm it up again. A share kept before this version counts as long
-    // steered (4,294,967,295 steps, `u32::MAX`).
-    M::up("ALTER TABLE listing_memory ADD COLUMN share_steps INTEGER NOT NULL DEFAULT 4294967295;"),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -439,7 +435,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken, budget_empty_ms, share_steps
+                    frame_outlived, frame_broken, budget_empty_ms
                 FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
@@ -455,7 +451,6 @@ impl Store {
                             broken: row.get(6)?,
                         },
                         budget_empty_at: row.get(7)?,
-                        share_steps: row.get(8)?,
                     })
                 },
             )
@@ -500,8 +495,8 @@ impl Store {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
                 (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken, budget_empty_ms, share_steps)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    frame_outlived, frame_broken, budget_empty_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     listing,
                     memory.round_at,
@@ -511,8 +506,7 @@ impl Store {
                     memory.frame_lateness,
                     memory.frame_ends.outlived,
                     memory.frame_ends.broken,
-                    memory.budget_empty_at,
-                    memory.share_steps
+                    memory.budget_empty_at
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

@@ -45,9 +45,7 @@
 //!   [`SHARE_FALL`](share::SHARE_FALL) under `sweep_share` to
 //!   [`SHARE_RISE`](share::SHARE_RISE) over it; a head sweep that starts late counts as a
 //!   late end. A listing whose ends are proven early spends the margin on deep insertions,
-//!   and one whose reads fail, come slowly or prove ends late gets more boundary reads. The
-//!   first steps are larger, so that a new detector's share gets there within the hour, and
-//!   the late ends of one key that one read proves count as a few, not one each.
+//!   and one whose reads fail, come slowly or prove ends late gets more boundary reads.
 //!
 //! Priorities: a boundary read past half the grace (past three quarters of it when a head
 //! sweep is due: a head held back by boundary reads was the tail of the On Air latency), the
@@ -343,7 +341,7 @@ impl FerretPager {
         self.resumed_after = Some(last_read);
         if let Some(memory) = memory {
             self.round_at = memory.round_at;
-            self.share.restore(memory.sweep_share, memory.share_steps);
+            self.share.restore(memory.sweep_share);
             self.share_budget();
             self.sweep_budget.restore(memory.sweep_empty_at);
             self.budget.restore(memory.budget_empty_at);
@@ -404,7 +402,7 @@ impl FerretPager {
     /// second ended there.
     fn learn_from_off_airs(&mut self, before: usize) {
         let (frame, grace) = (self.params.frame.max(1), self.params.grace);
-        let mut ends = Vec::new();
+        let mut moved = false;
         for event in self.book.queued().skip(before) {
             if event.kind == EventKind::OffAir {
                 self.frame_ends.gone(&event.item.id, event.at, frame);
@@ -412,10 +410,10 @@ impl FerretPager {
             let boundaries = (event.at - event.item.key) / frame;
             let latency = event.at - (event.item.key + boundaries * frame);
             if event.kind == EventKind::OffAir && boundaries >= 1 && latency <= grace {
-                ends.push((event.item.key, latency));
+                moved |= self.share.frame_end(latency);
             }
         }
-        if self.share.frame_ends(&ends) {
+        if moved {
             self.share_budget();
         }
     }
@@ -1381,7 +1379,6 @@ impl Pager for FerretPager {
                 self.round_at
             },
             sweep_share: self.share.share,
-            share_steps: self.share.steps,
             sweep_empty_at: self.sweep_budget.empty_at(),
             budget_empty_at: self.budget.empty_at(),
             end_offset: self.end_offset,

@@ -388,9 +388,6 @@ pub struct Memory {
     pub round_at: Option<Millis>,
     /// The sweep's share of the budget, as the detector's lateness steered it.
     pub sweep_share: f64,
-    /// How many steps the share had taken, up to its warm-up's length: a detector resumed
-    /// without it took its first steps again larger, from a share already steered.
-    pub share_steps: u32,
     /// When the sweep's bucket was empty, had no read been taken since: its tokens count from
     /// there. `None` for a detector that has not read yet; resumed with it, the bucket is
     /// drained at the first read, as a new detector's is.

@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 18);
+        assert_eq!(store.schema_version().unwrap(), 17);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -174,8 +174,6 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
     let memory = |round_at, share, end_offset, frame_lateness, (outlived, broken)| Memory {
         round_at,
         sweep_share: share,
-        // Warming up in the first, warmed up in the second.
-        share_steps: if round_at.is_some() { 2_000 } else { 12 },
         sweep_empty_at: Some(1_500),
         // Full (never drained) in the first, drained in the second.
         budget_empty_at: round_at.map(|at: i64| at + 350),
@@ -219,26 +217,6 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         store.load_listing("sim").unwrap().memory,
         Some(memory(Some(1_200), 0.3, Some(-4), 7_500, (40, true)))
     );
-}
-
-/// A share a detector kept before the store counted its steps (migration 18) comes back as
-/// long steered: a restart does not warm it up again.
-#[test]
-fn a_share_kept_before_its_steps_were_counted_is_warmed_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ferret.db");
-    {
-        let mut conn = rusqlite::Connection::open(&path).unwrap();
-        migrations().to_version(&mut conn, 17).unwrap();
-        conn.execute(
-            "INSERT INTO listing_memory (listing, sweep_share) VALUES ('sim', 0.31)",
-            [],
-        )
-        .unwrap();
-    }
-    let store = Store::open(&path).unwrap();
-    let memory = store.load_listing("sim").unwrap().memory.unwrap();
-    assert_eq!((memory.sweep_share, memory.share_steps), (0.31, u32::MAX));
 }
 
 /// News items come back from the store as they were recorded, the feed's language with

@@ -1,6 +1,4 @@
-use super::share::{
-    LATE_PER_KEY, LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP, WARM_UP_GAIN, WARM_UP_STEPS,
-};
+use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP};
 use super::*;
 use crate::listing::{spacing_for, EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
 
@@ -162,7 +160,7 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
     let start = params.sweep_share;
     let mut control = ShareControl::new(&params);
     for _ in 0..3_000 {
-        control.frame_ends(&[(0, params.off_air_target / 2)]);
+        control.frame_end(params.off_air_target / 2);
     }
     assert_eq!(
         control.share,
@@ -170,16 +168,16 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         "ends in time: up to the span"
     );
     for _ in 0..100 {
-        control.frame_ends(&[(0, params.off_air_target + SECOND)]);
+        control.frame_end(params.off_air_target + SECOND);
     }
     // A head sweep started late counts as a late end.
     control.head_late();
     let after_late = control.share;
     assert!((after_late - (start + SHARE_RISE - 101.0 * 0.95 * SHARE_STEP)).abs() < 1e-9);
     for _ in 0..50 {
-        control.frame_ends(&[(0, params.off_air_target + SECOND)]);
+        control.frame_end(params.off_air_target + SECOND);
         for _ in 0..19 {
-            control.frame_ends(&[(0, params.off_air_target)]);
+            control.frame_end(params.off_air_target);
         }
     }
     assert!(
@@ -188,7 +186,7 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         control.share
     );
     for _ in 0..1_000 {
-        control.frame_ends(&[(0, params.grace)]);
+        control.frame_end(params.grace);
     }
     assert_eq!(
         control.share,
@@ -200,82 +198,8 @@ fn the_sweeps_share_settles_where_one_end_in_twenty_is_late() {
         off_air_target: 0,
         ..params
     });
-    assert!(!fixed.frame_ends(&[(0, params.grace)]) && !fixed.head_late());
+    assert!(!fixed.frame_end(params.grace) && !fixed.head_late());
     assert_eq!(fixed.share, start);
-}
-
-/// A new detector's share takes its first step [`WARM_UP_GAIN`] times as large as the
-/// plain one, and the steps shrink to it over [`WARM_UP_STEPS`]: a share restored halfway
-/// through steps halfway between, one restored past the end (or kept before the steps were
-/// counted) plainly.
-#[test]
-fn the_shares_first_steps_are_larger() {
-    let params = Params::default();
-    let start = params.sweep_share;
-    let up = SHARE_STEP * LATE_SHARE;
-    let step = |steps: Option<u32>| {
-        let mut control = ShareControl::new(&params);
-        if let Some(steps) = steps {
-            control.restore(start, steps);
-        }
-        control.frame_ends(&[(0, 0)]);
-        ((control.share - start) / up, control.steps)
-    };
-    let (gain, steps) = step(None);
-    assert!((gain - WARM_UP_GAIN).abs() < 1e-9, "{gain}");
-    assert_eq!(steps, 1);
-    let (gain, steps) = step(Some(WARM_UP_STEPS / 2));
-    assert!((gain - (1.0 + WARM_UP_GAIN) / 2.0).abs() < 1e-9, "{gain}");
-    assert_eq!(steps, WARM_UP_STEPS / 2 + 1);
-    for kept in [WARM_UP_STEPS, u32::MAX] {
-        let (gain, steps) = step(Some(kept));
-        assert!((gain - 1.0).abs() < 1e-9, "{gain}");
-        assert_eq!(steps, WARM_UP_STEPS);
-    }
-    // A late end steps down by as much more.
-    let mut control = ShareControl::new(&params);
-    control.frame_ends(&[(0, params.off_air_target + SECOND)]);
-    let down = (start - control.share) / (SHARE_STEP * (1.0 - LATE_SHARE));
-    assert!((down - WARM_UP_GAIN).abs() < 1e-9, "{down}");
-}
-
-/// The late ends of one key that one read proves take [`LATE_PER_KEY`] steps between them,
-/// not one each: a dozen broadcasts that share a key (a listing run time-compressed) end
-/// together, late by one read. Late ends of a dozen keys take a step each, and so do ends in
-/// time; the same key's ends proven late by another read step again.
-#[test]
-fn the_late_ends_of_one_key_take_a_few_steps() {
-    let params = Params::default();
-    let start = params.sweep_share;
-    let late = params.off_air_target + SECOND;
-    let (down, up) = (SHARE_STEP * (1.0 - LATE_SHARE), SHARE_STEP * LATE_SHARE);
-    // Past the warm-up, so that every step is the plain one.
-    let warm = || {
-        let mut control = ShareControl::new(&params);
-        control.restore(start, WARM_UP_STEPS);
-        control
-    };
-    let moved = |reads: &[Vec<(Millis, Millis)>]| {
-        let mut control = warm();
-        for ends in reads {
-            control.frame_ends(ends);
-        }
-        control.share - start
-    };
-    let one_key = vec![(7 * SECOND, late); 12];
-    let keys: Vec<_> = (0..12).map(|key| (key * SECOND, late)).collect();
-    let in_time = vec![(7 * SECOND, SECOND); 12];
-    let close = |got: f64, expected: f64| assert!((got - expected).abs() < 1e-12, "{got}");
-    close(
-        moved(std::slice::from_ref(&one_key)),
-        -(LATE_PER_KEY as f64) * down,
-    );
-    close(moved(&[keys]), -12.0 * down);
-    close(moved(&[in_time]), 12.0 * up);
-    close(
-        moved(&[one_key.clone(), one_key]),
-        -2.0 * LATE_PER_KEY as f64 * down,
-    );
 }
 
 /// Frame ends proven 10–35 s after their boundaries give the sweep a little budget; one
@@ -880,8 +804,8 @@ fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
 }
 
 /// A detector resumed with its memory goes on with it: the latest round, the share (held
-/// within the bounds the config gives now) with the steps it took, and the tokens saved up,
-/// which a new detector drains. Its next round reaches back a tolerance before that round, and the 2½
+/// within the bounds the config gives now) and the tokens saved up, which a new detector
+/// drains. Its next round reaches back a tolerance before that round, and the 2½
 /// tolerances that bound it count from the last read before the restart (down five
 /// minutes here): the downtime is not lateness. It also knows where the end of a listing
 /// without a total was, how late its frames ended and whether they end on the second
@@ -895,7 +819,6 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     let memory = Memory {
         round_at: Some(last_read - 4 * MINUTE),
         sweep_share: 0.9,
-        share_steps: 700,
         sweep_empty_at: Some(t0 - 10 * MINUTE),
         budget_empty_at: Some(last_read - MINUTE),
         end_offset: Some(40),
@@ -947,7 +870,6 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     let fresh = Memory {
         round_at: None,
         sweep_share: params.sweep_share,
-        share_steps: 0,
         sweep_empty_at: Some(t0),
         budget_empty_at: Some(t0 - (burst - 1) * spacing(params.sweep_share)),
         end_offset: None,
@@ -958,7 +880,6 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     let ahead = Memory {
         round_at: Some(t0 + MINUTE),
         sweep_share: params.sweep_share,
-        share_steps: 0,
         sweep_empty_at: Some(t0 + MINUTE),
         budget_empty_at: Some(t0 + MINUTE),
         end_offset: None,
@@ -977,7 +898,6 @@ fn a_restart_does_not_refill_the_main_bucket() {
     let memory = Memory {
         round_at: None,
         sweep_share: params.sweep_share,
-        share_steps: 0,
         sweep_empty_at: Some(t0 - 2 * SECOND),
         budget_empty_at: Some(t0 - 2 * SECOND),
         end_offset: None,
