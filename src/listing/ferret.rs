@@ -952,9 +952,11 @@ impl FerretPager {
     /// they pay for any read but a boundary read that threatens the grace (correctness
     /// before coverage, as with the late boundary reads that borrow the sweep's share).
     fn repay_head_loan(&mut self, now: Millis) {
-        let urgent = (self.head_loan > 0)
-            .then(|| self.most_overdue(now))
-            .flatten()
+        if self.head_loan == 0 {
+            return;
+        }
+        let urgent = self
+            .most_overdue(now)
             .is_some_and(|(_, due)| now - due >= self.params.grace / 2);
         while !urgent && self.head_loan > 0 && self.budget.allows(now, 0) {
             self.budget.give(&mut self.sweep_budget, now);
