@@ -4,7 +4,7 @@
 //! Each source belongs to the instance keyed routing picks for its host, which sends itself
 //! a [`FetchNow`] at start-up and then every interval; so a host's sources share an instance.
 //! The per-source state and the per-host concurrency limits live in the shared
-//! [`FeedBook`](crate::feed_book::FeedBook), so they survive restarts, and `GET /api/feeds`
+//! [`crate::feed_book::FeedBook`], so they survive restarts, and `GET /api/feeds`
 //! and `/metrics` read them without a message.
 //!
 //! A fetch runs as a future beside the instance, which keeps handling messages: retries wait

@@ -21,10 +21,12 @@
 //!   robots.txt); [`bfs`]: a breadth-first crawler over it; [`bfs_bench`]: `ferret bench bfs`.
 //! - [`storage`]: SQLite (WAL, versioned migrations).
 //! - [`http`], [`telemetry`]: the HTTP API, logging and metrics.
-//! - [`bench`]: `ferret bench actors`.
+//! - [`mod@bench`]: `ferret bench actors`.
 //! - [`sim_listing`]: `ferret sim-listing`, the listing simulator served over HTTP.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// Read with the private items, as the core's docs are (see its crate root).
+#![allow(rustdoc::private_intra_doc_links)]
 
 mod arg;
 pub mod bench;

@@ -6,7 +6,7 @@
 //!
 //! - **Only HTML**: a 2xx whose `Content-Type` is not HTML is refused before its body is read.
 //! - **Redirects by hand**, up to a limit: every hop is normalised
-//!   ([`normalize`](ferret::discovery::url::normalize)) and must be http(s).
+//!   ([`ferret::discovery::url::normalize`]) and must be http(s).
 //! - **An [`AddressPolicy`]** on every hop: IP-literal hosts are checked before the request;
 //!   names are resolved (tokio's `lookup_host`) by the client's own resolver, which refuses a
 //!   name if *any* of its addresses is refused, so the address checked is the address

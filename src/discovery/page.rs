@@ -28,7 +28,7 @@ use super::url::{canonical, normalize};
 /// A link on a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
-    /// Absolute, normalised (see [`normalize`](super::url::normalize)), http or https.
+    /// Absolute, normalised (see [`super::url::normalize`]), http or https.
     pub url: Url,
     /// The anchor text, whitespace collapsed (with the `alt` of images inside it); an
     /// `<area>`'s `alt`.

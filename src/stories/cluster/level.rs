@@ -67,7 +67,7 @@ pub(super) fn better((cosine, id): (f32, u32), than: Option<(f32, u32)>) -> bool
 
 /// What a level is asked for: an item's vector (sorted by id: words, then bigrams), the
 /// words to look its candidates up by, and what to take off each candidate's cosine for the
-/// background every item shares (see [`ClusterParams::background`]).
+/// background every item shares (see [`super::ClusterParams::background`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Query<'a> {
     pub(super) vector: &'a Vector,
