@@ -644,7 +644,6 @@ impl FerretPager {
         };
         let ended: f64 = (self.book.entries())
             .map(|entry| self.due(entry))
-            .filter(|due| *due <= now && *due + spread > then)
             .map(|due| ended_by(now, due) - ended_by(then, due))
             .sum();
         let window = 2 * self.params.tolerance.max(1);
