@@ -627,8 +627,10 @@ impl FerretPager {
     /// erred more than the total as read at ×20 (rms 4.6 against 1.9 broadcasts on
     /// `peak2009`; 1.9 now). Only a total read within a quarter of a
     /// head interval is brought forward: on a listing whose reads take 2–12 s the estimate
-    /// over longer spans was off, and frame ends slipped (60 on 8 worlds at ×20, against 27
-    /// with the total as read).
+    /// over longer spans, with the ends counted whole, was off, and frame ends slipped (60 on
+    /// 8 worlds at ×20, against 27 with the total as read). Counted through their window, a
+    /// whole head interval slipped none there, but it gained nothing on `peak2009` either
+    /// (stop 53), so the quarter stays.
     fn total_now(&self, total: u64) -> u64 {
         let (then, now) = (self.total_at, self.now);
         if now < then || now - then > self.params.head_interval / TOTAL_FRESH_PER_HEAD {
