@@ -293,6 +293,54 @@ fn boundary_read_follows_the_starts_above_since_the_page_was_read() {
     assert_eq!(pager.due_page(&entry), 3);
 }
 
+/// Ten pages read, 180 broadcasts; the one at position 140 (page 8) passes its frame
+/// boundary. A boundary read for it that went to page 1 (as one does after three empty pages
+/// with a total of 0 emptied the list) finds its key far below: the next read goes to page 8,
+/// where the book now predicts it, not to page 2, a step at a time down the list. A miss by
+/// two pages (page 6) still steps ([`FAR_MISS`]).
+#[test]
+fn a_boundary_read_that_missed_far_aims_again_where_the_book_says() {
+    let frame = Params::default().frame;
+    let t0: Millis = 1_000 * 60 * MINUTE;
+    let items: Vec<Listed> = (0..180i64)
+        .map(|i| match i {
+            // Recent, due long after.
+            0..=139 => item(t0 - 10 * MINUTE - i * 2 * SECOND),
+            // Due 10 s after t0.
+            140 => item(t0 - frame + 10 * SECOND),
+            // Past their first boundary when seen: due a frame later.
+            _ => item(t0 - frame - MINUTE - i * SECOND),
+        })
+        .collect();
+    let mut pager = FerretPager::new(Params::default(), Book::new());
+    for page in 1..=10 {
+        let first = (page as usize - 1) * 18;
+        read(&mut pager, t0, page, 180, items[first..first + 18].to_vec());
+    }
+    let due = items[140].id.clone();
+    let entry = pager.book.get(&due).expect("on air").clone();
+    assert_eq!(pager.due_page(&entry), 8);
+
+    let t1 = t0 + 30 * SECOND;
+    pager.now = t1;
+    pager.requested = Some((1, Purpose::Due(due.clone()), t1));
+    let view = PageView {
+        page: 1,
+        total: Some(180),
+        items: items[..18].to_vec(),
+    };
+    pager.handle_read(t1, 1, ReadOutcome::Page(view));
+    assert!(pager.due_miss.as_ref().is_some_and(|miss| miss.step == 1));
+    let entry = pager.book.get(&due).expect("still on air").clone();
+    assert_eq!(pager.due_page(&entry), 8);
+    pager.due_miss = Some(DueMiss {
+        id: due,
+        page: 6,
+        step: 1,
+    });
+    assert_eq!(pager.due_page(&entry), 7);
+}
+
 /// Three pages read; then page 1 gives the total, 54, and a few seconds later the
 /// broadcasts at positions 33–35 pass their frame boundary (ended, most likely). The
 /// broadcast that was at 36, the top of page 3, is now at 33, on page 2, and a boundary
