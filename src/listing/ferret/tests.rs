@@ -22,6 +22,13 @@ fn read(pager: &mut FerretPager, now: Millis, page: u32, total: u64, items: Vec<
     pager.handle_read(now, page, ReadOutcome::Page(view));
 }
 
+/// Reads the whole list, `items` in order, 18 a page, at `now`, with its length as the total.
+fn read_all(pager: &mut FerretPager, now: Millis, items: &[Listed]) {
+    for (i, shown) in items.chunks(18).enumerate() {
+        read(pager, now, i as u32 + 1, items.len() as u64, shown.to_vec());
+    }
+}
+
 /// Before a head sweep the reader waits as long as a mean read, not as long as few reads
 /// take: with reads of 1 and 5 s in turn (mean 3 s), a read may start 4 s before the head
 /// is due, where a wait of the mean and two deviations (capped at a quarter of the 19-s
@@ -313,10 +320,7 @@ fn a_boundary_read_that_missed_far_aims_again_where_the_book_says() {
         })
         .collect();
     let mut pager = FerretPager::new(Params::default(), Book::new());
-    for page in 1..=10 {
-        let first = (page as usize - 1) * 18;
-        read(&mut pager, t0, page, 180, items[first..first + 18].to_vec());
-    }
+    read_all(&mut pager, t0, &items);
     let due = items[140].id.clone();
     let entry = pager.book.get(&due).expect("on air").clone();
     assert_eq!(pager.due_page(&entry), 8);
@@ -362,10 +366,7 @@ fn the_count_from_the_end_takes_out_the_ends_since_the_total() {
         .collect();
     let pager_at = |now: Millis| {
         let mut pager = FerretPager::new(Params::default(), Book::new());
-        for page in 1..=3 {
-            let first = (page as usize - 1) * 18;
-            read(&mut pager, t0, page, 54, items[first..first + 18].to_vec());
-        }
+        read_all(&mut pager, t0, &items);
         read(&mut pager, t0 + 10 * SECOND, 1, 54, items[..18].to_vec());
         pager.now = now;
         pager
@@ -404,10 +405,7 @@ fn the_count_from_the_end_spreads_a_keys_ends_over_its_second() {
         })
         .collect();
     let mut pager = FerretPager::new(Params::default(), Book::new());
-    for page in 1..=3 {
-        let first = (page as usize - 1) * 18;
-        read(&mut pager, t0, page, 54, items[first..first + 18].to_vec());
-    }
+    read_all(&mut pager, t0, &items);
     read(&mut pager, t0 + 10 * SECOND, 1, 54, items[..18].to_vec());
     assert_eq!(pager.frame_ends.window(), KEY_RESOLUTION);
     let key = items[42].key;
@@ -780,11 +778,7 @@ fn a_boundary_read_that_cannot_settle_does_not_starve_the_head() {
         .map(|i| item(t0 - 3 * MINUTE - i * SECOND))
         .collect();
     items.push(item(t0 - params.frame - SECOND));
-    for page in 1..=6u32 {
-        let first = (page as usize - 1) * 18;
-        let shown = items[first..(first + 18).min(91)].to_vec();
-        read(&mut pager, t0 - 2 * MINUTE, page, 91, shown);
-    }
+    read_all(&mut pager, t0 - 2 * MINUTE, &items);
     let start = t0 + 4 * MINUTE;
     let (mut t, mut head_reads) = (start, vec![start]);
     while t < start + 3 * MINUTE {
