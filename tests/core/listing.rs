@@ -1926,6 +1926,40 @@ fn r4_scenario_hours_must_lie_in_the_day() {
     assert!(err.contains("start_hour"), "{err}");
 }
 
+/// The listings made up to break the detector (`scenarios/made-up`, which `scripts/hunt.sh`
+/// runs) read as scenarios, each named as its file, and each is `peak2009` but for its reads.
+#[test]
+fn the_made_up_listings_are_peak2009_with_other_reads() {
+    use ferret::listing::sim::Scenario;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/made-up");
+    let peak = Scenario::built_in("peak2009").unwrap();
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let scenario =
+            Scenario::from_toml(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        assert_eq!(
+            Some(scenario.name.as_str()),
+            path.file_stem().and_then(|stem| stem.to_str())
+        );
+        assert_ne!(scenario.reads, peak.reads, "{}", scenario.name);
+        let reads = scenario.reads.clone();
+        assert_eq!(
+            Scenario {
+                name: peak.name.clone(),
+                reads: peak.reads.clone(),
+                ..scenario
+            },
+            peak,
+            "{}: {reads:?}",
+            path.display()
+        );
+        names.push(path);
+    }
+    assert_eq!(names.len(), 8, "{names:?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scoring a live run from its files (`ferret score-listing`)
 
