@@ -2,8 +2,8 @@
 # Looks for broken rules: runs `ferret bench onair` on every listing made up to break the
 # detector (scenarios/made-up/*.toml) over a range of worlds, in real time and at ×20, and
 # prints one row per listing and scale for the ferret strategy. Rule breaks are rare (stop
-# 54 found one frame end slipped in 512 runs), so hunt over many seeds: a run takes about a
-# second.
+# 54 found one frame end slipped in 1,024 runs), so hunt over many seeds: a run takes about
+# a second.
 #
 #   scripts/hunt.sh [FERRET_BINARY] [FIRST_SEED] [LAST_SEED]   # default: target/release/ferret 1 8
 #
