@@ -48,6 +48,10 @@ pub struct OnAirBenchArgs {
     /// one reader would hardly be idle.
     #[arg(long)]
     pub no_head_lane: bool,
+    /// The ferret strategy's rounds read every page of their region, instead of only the
+    /// pages where a serial not seen yet can be (the config's `serial_rounds = false`).
+    #[arg(long)]
+    pub no_serial_rounds: bool,
     /// Restart every strategy's detector every this many minutes of the real listing's time,
     /// from the book the store keeps (with the order among equal keys its pages showed), the
     /// start times of its reads and the sweep's memory as of the latest, as the daemon
@@ -110,6 +114,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
         params.off_air_target = compressed(secs);
     }
     params.head_lane = !args.no_head_lane;
+    params.serial_rounds = !args.no_serial_rounds;
     // The target in the real listing's time, as reports give every figure.
     let off_air_target_secs = (params.off_air_target * Millis::from(scale)) as f64 / SECOND as f64;
     let restarts = args.restart_every_minutes.map(|minutes| Restarts {
@@ -145,6 +150,7 @@ pub fn run(args: &OnAirBenchArgs) -> anyhow::Result<()> {
             "time_scale": scale,
             "sweep_share": params.sweep_share,
             "head_lane": params.head_lane,
+            "serial_rounds": params.serial_rounds,
             "off_air_target_secs": off_air_target_secs,
             "restart_every_minutes": args.restart_every_minutes,
             "downtime_secs": args.restart_every_minutes.map(|_| args.downtime_secs),

@@ -37,6 +37,17 @@
 //!   next finds before it drifts out. A round starts just after a head sweep that read page
 //!   2, and takes that read as its own first page. After each round, one read in sixteen (at
 //!   least one) walks the rest of the list. The sweep finds deep insertions and early ends.
+//! - **Rounds aimed at the serials not seen.** Where the ids are serials handed out in the
+//!   order of reservation (Niconico's `lv…`), a broadcast the sweep has not seen has a serial
+//!   between two it has, and its key lies between theirs ([`serials`]). A round then reads
+//!   only the pages of those gaps in its region, a page proving a gap where its first and last
+//!   items list around it, instead of every page of the region: a few pages instead of twenty,
+//!   so rounds come about a minute apart instead of three or four, and a deep insertion that
+//!   ends early is seldom missed. A round that spent its reads with a gap unproven does not
+//!   count as covering its region. Off where the pages show ids that are not such serials,
+//!   where the channel gives no total (the pages' places are estimates), and until the
+//!   serials seen reach below the region (a detector just started or resumed reads whole
+//!   rounds first); `serial_rounds = false` turns it off.
 //! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
 //!   boundary tells how late it came after that boundary. Past `off_air_target` (110 s of a
 //!   30-minute frame) it moves a little of the budget from the sweep to the head and boundary
@@ -63,6 +74,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod end;
+mod serials;
 mod share;
 #[cfg(test)]
 mod tests;
@@ -75,6 +87,7 @@ use super::{
     ReadOutcome, ReadTime, HOUR,
 };
 use end::{beyond_short_page, EndCheck, TotalTrust};
+use serials::{AimedRound, Gap, Serials};
 use share::ShareControl;
 
 /// Why a read was made.
@@ -151,6 +164,10 @@ const FAR_MISS: u32 = 2;
 /// A channel total is brought to now ([`FerretPager::total_now`]) while it is at most this
 /// fraction of a head interval old.
 const TOTAL_FRESH_PER_HEAD: Millis = 4;
+
+/// The serials are kept this many tolerances of keys back: further than the recent region
+/// reaches (2½).
+const SERIALS_KEPT_TOLERANCES: Millis = 3;
 
 /// One sweep read in this many goes below the recent region.
 const REST_EVERY: u32 = 16;
@@ -289,11 +306,26 @@ pub struct FerretPager {
     share: ShareControl,
     /// Where in the boundary's second the listing ends frames, as its pages showed.
     frame_ends: FrameEnds,
+    /// The serials seen lately, whose gaps rounds aim at ([`serials`]).
+    serials: Serials,
+    /// The round aimed at the gaps under way, or the latest.
+    aimed: AimedRound,
 }
 
 impl FerretPager {
     /// A ferret detector starting from `book`.
     pub fn new(params: Params, book: Book) -> FerretPager {
+        // A book restored from the store brings the serials of the broadcasts on air, so that
+        // a resumed detector aims its rounds at once. Learning them from its reads instead, it
+        // read whole rounds for minutes, on a sweep's bucket that aimed rounds had kept nearly
+        // empty, and missed starts (restarted every 20 minutes, `peak2009`, seeds 1 and 3).
+        let mut serials = Serials::default();
+        serials.observe(
+            &book
+                .entries()
+                .map(|entry| entry.item.clone())
+                .collect::<Vec<_>>(),
+        );
         let share = ShareControl::new(&params);
         let shared = shared_rate(&params);
         let frame_ends = FrameEnds::new(params.grace / 2);
@@ -337,6 +369,8 @@ impl FerretPager {
             deep_rare: false,
             share,
             frame_ends,
+            serials,
+            aimed: AimedRound::default(),
         }
     }
 
@@ -733,7 +767,92 @@ impl FerretPager {
     /// Pages in a round of the recent walk (2 to the region's end), as many as the sweep's
     /// share saves up for.
     fn round_pages(&self, now: Millis) -> u32 {
+        if self.aiming() {
+            let last = self.recent_region_end(now);
+            let mut pages: Vec<u32> = (self.open_gaps(now).iter())
+                .map(|gap| self.aimed.page_for(gap, self.predict(gap.newer.0), last))
+                .collect();
+            pages.sort_unstable();
+            pages.dedup();
+            return (pages.len() as u32).clamp(1, ROUND_MAX);
+        }
         (self.recent_region_end(now) - 1).clamp(1, ROUND_MAX)
+    }
+
+    /// Whether rounds read only the pages of the gaps between the serials seen ([`serials`]).
+    /// And only while the serials kept reach below the region: a serial below the oldest
+    /// seen is in no gap.
+    fn aiming(&self) -> bool {
+        let (reach, bound) = self.recent_region_reach(self.now);
+        let oldest = reach.map_or(bound, |reach| reach.max(bound));
+        self.params.serial_rounds
+            && self.channel_total
+            && self.serials.on(self.per_page)
+            && self.serials.oldest().is_some_and(|key| key < oldest)
+    }
+
+    /// The gaps of the recent region that the round under way has not proven and may still
+    /// aim at. A gap whose older key lies on page 1 or 2 is the head's.
+    fn open_gaps(&self, now: Millis) -> Vec<Gap> {
+        let ties = self.book.ties().trusted();
+        (self
+            .serials
+            .gaps(self.recent_region_oldest(now))
+            .into_iter())
+        .filter(|gap| self.aimed.holds(gap) && self.predict(gap.older.0) > 2)
+        .filter(|gap| self.aimed.open(gap) && !self.aimed.proven(gap, ties))
+        .collect()
+    }
+
+    /// The next page of the round aimed at the gaps, and the gaps it aims at: the highest
+    /// page among the open gaps' (the list drifts down). `None` once the round has proven
+    /// every gap of its region, or spent its reads.
+    fn next_aimed(&self, now: Millis, last: u32) -> Option<(u32, Vec<Gap>)> {
+        if self.aimed.reads() >= self.aimed.cap {
+            return None;
+        }
+        let aims: Vec<(u32, Gap)> = (self.open_gaps(now).into_iter())
+            .map(|gap| {
+                (
+                    self.aimed.page_for(&gap, self.predict(gap.newer.0), last),
+                    gap,
+                )
+            })
+            .collect();
+        let page = aims.iter().map(|&(page, _)| page).min()?;
+        let gaps = aims
+            .into_iter()
+            .filter(|&(p, _)| p == page)
+            .map(|(_, gap)| gap);
+        Some((page, gaps.collect()))
+    }
+
+    /// Ends a round aimed at the gaps. One that spent its reads with a gap of its region left
+    /// unproven did not cover the region: the next round reaches back as far as this one did
+    /// (to a tolerance before the round before it started), and the store keeps that round
+    /// as the latest that covered its region ([`Pager::memory`]). Counted as covered, the
+    /// round lost that gap: the next region reached a tolerance before this round started
+    /// and no further, and a start 278 s after its reservation lived its whole frame unseen.
+    fn end_aimed_round(&mut self, now: Millis) {
+        let ties = self.book.ties().trusted();
+        let low = self.recent_region_oldest(now);
+        let left = (self.serials.gaps(low).iter()).any(|gap| {
+            self.aimed.holds(gap) && self.predict(gap.older.0) > 2 && !self.aimed.proven(gap, ties)
+        });
+        if left {
+            self.round_at = self.previous_round_at;
+        }
+        self.aimed.start(0, None);
+    }
+
+    /// Takes a page read in the round aimed at the gaps.
+    fn aimed_read(&mut self, view: &PageView) {
+        let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
+            return;
+        };
+        if let (Some(first), Some(last)) = (self.serials.place(first), self.serials.place(last)) {
+            self.aimed.read(view.page, first, last);
+        }
     }
 
     /// Reads the sweep's share keeps back now: between rounds, all but one of the next
@@ -767,18 +886,17 @@ impl FerretPager {
         let recent_end = self.recent_region_end(now);
         let last = self.last_page().unwrap_or(recent_end).max(recent_end);
         // A round ends once it has covered the region's keys (the region's last page, as
-        // predicted, moves while the round reads), or the list.
-        let covered = self.recent_walk.past(last)
-            || (self.recent_walk.reached()).is_some_and(|r| r <= self.recent_region_oldest(now));
+        // predicted, moves while the round reads), or the list; aimed at the gaps, once it has
+        // proven them all or spent its reads.
+        let aiming = self.aiming();
+        let covered = if aiming {
+            self.next_aimed(now, last).is_none()
+        } else {
+            self.recent_walk.past(last)
+                || (self.recent_walk.reached()).is_some_and(|r| r <= self.recent_region_oldest(now))
+        };
         if self.in_round && covered {
-            if let (Some(reach), bound) = self.recent_region_reach(now) {
-                if reach < bound {
-                    self.rest_walk.restart();
-                }
-            }
-            self.in_round = false;
-            self.rest_credit += (self.recent_reads / (REST_EVERY - 1)).max(1);
-            self.recent_reads = 0;
+            self.end_round(now);
         }
         if !self.in_round && self.rest_credit > 0 && last > recent_end {
             self.rest_credit -= 1;
@@ -795,14 +913,54 @@ impl FerretPager {
             self.previous_round_at = self.round_at.replace(now);
             self.rest_credit = 0;
             self.recent_walk.restart();
-            if let Some((_, view)) = self.head_second.as_ref().filter(|_| self.head_fresh(now)) {
-                self.recent_walk.page(2, last);
-                self.recent_walk.handle(view, |_, _| false);
+            let cap = 2 * self.round_pages(now) + 2;
+            self.aimed.start(cap, self.serials.newest());
+            if let Some((_, view)) = self.head_second.clone().filter(|_| self.head_fresh(now)) {
+                if aiming {
+                    self.aimed_read(&view);
+                } else {
+                    self.recent_walk.page(2, last);
+                    self.recent_walk.handle(&view, |_, _| false);
+                }
             }
         }
-        let page = self.recent_walk.page(2, last);
+        let page = if aiming {
+            let Some((page, gaps)) = self.next_aimed(now, last) else {
+                // No gap to prove: the round is over as it starts, and its reads go to the
+                // rest of the list.
+                self.end_round(now);
+                if last > recent_end {
+                    self.rest_credit -= 1;
+                    let page = self.rest_walk.page(recent_end + 1, last);
+                    return Some((page, Purpose::Sweep(Region::Rest)));
+                }
+                return None;
+            };
+            for gap in gaps {
+                self.aimed.aimed(gap);
+            }
+            page
+        } else {
+            self.recent_walk.page(2, last)
+        };
         self.recent_reads += 1;
         Some((page, Purpose::Sweep(Region::Recent)))
+    }
+
+    /// Ends the round under way; one read in [`REST_EVERY`] of it (at least one) goes to the
+    /// rest of the list.
+    fn end_round(&mut self, now: Millis) {
+        if self.aiming() {
+            self.end_aimed_round(now);
+        }
+        if let (Some(reach), bound) = self.recent_region_reach(now) {
+            if reach < bound {
+                self.rest_walk.restart();
+            }
+        }
+        self.in_round = false;
+        self.rest_credit += (self.recent_reads / (REST_EVERY - 1)).max(1);
+        self.recent_reads = 0;
     }
 
     /// Whether the head's latest read of page 2 was answered a moment ago (within a quarter of
@@ -1231,6 +1389,8 @@ impl FerretPager {
         let first = view.items.first().map_or(0, |item| item.key);
         let last = view.items.last().map_or(0, |item| item.key);
         self.record_range(&view);
+        self.serials.observe(&view.items);
+        (self.serials).forget_before(now - SERIALS_KEPT_TOLERANCES * self.params.tolerance);
         if self.bootstrap == Some(page) {
             let more = self.last_page().is_some_and(|last| page < last)
                 && len >= self.per_page
@@ -1256,6 +1416,7 @@ impl FerretPager {
                 // next round finds. The rest of the list, read one page at a time far apart
                 // and pulled up by frame ends, reads every gap again.
                 match region {
+                    Region::Recent if self.aiming() => self.aimed_read(&view),
                     Region::Recent => {
                         let book = &self.book;
                         self.recent_walk.handle(&view, |newest, reached| {

@@ -180,6 +180,11 @@ pub struct Params {
     /// from the rest, nor a slow read in flight hold back the head. Off: one read at a time
     /// however slow, and no read starts less than a mean read before the head is due.
     pub head_lane: bool,
+    /// Ferret: where the ids are serials handed out in the order of reservation (Niconico's
+    /// `lv…`), rounds of the sweep read only the pages where a serial not seen can be,
+    /// instead of every page of their region (see the ferret strategy's `serials`). The
+    /// pages themselves turn it off when their ids are not such serials.
+    pub serial_rounds: bool,
     /// Ferret: how long after a frame boundary a broadcast is first worth checking (the site
     /// needs a moment to drop it).
     pub settle: Millis,
@@ -222,6 +227,7 @@ impl Default for Params {
             head_interval: 19 * SECOND,
             head_pages: 2,
             head_lane: true,
+            serial_rounds: true,
             settle: 5 * SECOND,
             batch_wait: 75 * SECOND,
             sweep_share: 0.27,

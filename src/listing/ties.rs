@@ -91,7 +91,7 @@ pub(crate) fn serial_order(a: &str, b: &str) -> Option<Ordering> {
 }
 
 /// An id split into the text before its trailing ASCII digits and the digits.
-fn split_serial(id: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_serial(id: &str) -> Option<(&str, &str)> {
     let prefix = id.trim_end_matches(|c: char| c.is_ascii_digit());
     (prefix.len() < id.len()).then(|| id.split_at(prefix.len()))
 }

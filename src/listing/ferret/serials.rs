@@ -1,0 +1,389 @@
+//! The serials a round of the sweep looks for.
+//!
+//! Niconico's ids are serials handed out in the order of reservation (`lv…`), and a broadcast
+//! appears in the listing once it starts. So every serial between two that were seen, and
+//! never seen itself, is a broadcast not started yet or started and not read yet: the only
+//! ones a round of the sweep has to look for. Its key lies between the keys of the two seen
+//! serials around it (a gap), so its place in the list is known to a page, and one page read
+//! whose first item lists before the gap and whose last lists after it proves that it is not
+//! on air ([`Gap::proven_by`]). A round then reads the pages of the gaps in its region, a few,
+//! instead of every page of the region.
+//!
+//! What it takes on trust, it checks: every id has the same prefix before its digits, and no
+//! larger serial has an older key. One page that shows otherwise turns the serials off for
+//! good, and rounds read every page again. A listing whose serials have holes (numbers never
+//! listed: another channel's, a reservation cancelled) pays a page a round for each hole until
+//! its key leaves the region: more reads than it needs, never fewer.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use crate::listing::ties::split_serial;
+use crate::listing::{Listed, Millis};
+
+/// A key and a serial: where a broadcast sorts in the list.
+pub(super) type Place = (Millis, u64);
+
+/// Serials not seen between two seen ones: `older` (the smaller serial) and `newer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Gap {
+    pub(super) older: Place,
+    pub(super) newer: Place,
+}
+
+impl Gap {
+    /// Whether a page whose first item sits at `first` and last at `last` lists every place a
+    /// serial of the gap can take, so that not listing one proves it is not on air. The gap's
+    /// serials have keys from `older`'s to `newer`'s. A first item with a newer key lists
+    /// before all of them, and so does one with the newer key itself if the listing's order
+    /// among equals (`ties`, as [`crate::listing::TieOrder::trusted`] gives it: `Greater` where
+    /// larger serials come first) puts it before every serial of the gap; the same for the last
+    /// item at the other end. Without a trusted order, equal keys prove nothing.
+    pub(super) fn proven_by(&self, first: Place, last: Place, ties: Option<Ordering>) -> bool {
+        let (older, newer) = (self.older, self.newer);
+        let first_before = first.0 > newer.0
+            || (first.0 == newer.0
+                && match ties {
+                    // Larger first: before every serial under the newer one's.
+                    Some(Ordering::Greater) => first.1 >= newer.1,
+                    // Smaller first: before every serial over the older one's.
+                    Some(Ordering::Less) => first.1 <= older.1,
+                    _ => false,
+                });
+        let last_after = last.0 < older.0
+            || (last.0 == older.0
+                && match ties {
+                    Some(Ordering::Greater) => last.1 <= older.1,
+                    Some(Ordering::Less) => last.1 >= newer.1,
+                    _ => false,
+                });
+        first_before && last_after
+    }
+}
+
+/// The serials seen lately, with their keys.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Serials {
+    seen: BTreeMap<u64, Millis>,
+    /// The text before the digits of every id so far.
+    prefix: Option<Box<str>>,
+    /// Turned off for good: an id without a serial, two prefixes, or a larger serial with an
+    /// older key.
+    off: bool,
+    /// Serials learnt since the detector started.
+    learnt: u64,
+}
+
+/// Serials learnt before rounds look for the gaps, in pages: a detector that has seen less
+/// than this of the list (just started, or resumed from the store) would take every serial it
+/// has not seen yet for a gap.
+const LEARN_PAGES: u64 = 10;
+
+impl Serials {
+    /// Learns the serials and keys of a page's items.
+    pub(super) fn observe(&mut self, items: &[Listed]) {
+        if self.off {
+            return;
+        }
+        for item in items {
+            let Some(place) = self.place(item) else {
+                self.turn_off();
+                return;
+            };
+            let (key, serial) = place;
+            if self.seen.insert(serial, key).is_none() {
+                self.learnt += 1;
+            }
+            let older = self.seen.range(..serial).next_back();
+            let newer = self.seen.range(serial + 1..).next();
+            if older.is_some_and(|(_, &k)| k > key) || newer.is_some_and(|(_, &k)| k < key) {
+                self.turn_off();
+                return;
+            }
+        }
+    }
+
+    /// Where `item` sorts, if its id is a serial with the prefix the others have.
+    pub(super) fn place(&mut self, item: &Listed) -> Option<Place> {
+        let (prefix, digits) = split_serial(&item.id)?;
+        let serial = digits.parse::<u64>().ok()?;
+        match &self.prefix {
+            Some(known) if **known != *prefix => return None,
+            Some(_) => {}
+            None => self.prefix = Some(prefix.into()),
+        }
+        Some((item.key, serial))
+    }
+
+    fn turn_off(&mut self) {
+        self.off = true;
+        self.seen = BTreeMap::new();
+    }
+
+    /// Forgets the serials with keys older than `cutoff`.
+    pub(super) fn forget_before(&mut self, cutoff: Millis) {
+        self.seen.retain(|_, key| *key >= cutoff);
+    }
+
+    /// Whether rounds look for the gaps: the serials are on and a listing of `per_page` items
+    /// a page has shown enough of them.
+    pub(super) fn on(&self, per_page: u32) -> bool {
+        !self.off && self.learnt >= LEARN_PAGES * u64::from(per_page.max(1))
+    }
+
+    /// The largest serial kept.
+    pub(super) fn newest(&self) -> Option<u64> {
+        self.seen.last_key_value().map(|(&serial, _)| serial)
+    }
+
+    /// The key of the oldest serial kept.
+    pub(super) fn oldest(&self) -> Option<Millis> {
+        self.seen.first_key_value().map(|(_, &key)| key)
+    }
+
+    /// The gaps whose newer key is `low` or later, oldest first.
+    pub(super) fn gaps(&self, low: Millis) -> Vec<Gap> {
+        let mut gaps = Vec::new();
+        let mut previous: Option<(u64, Millis)> = None;
+        for (&serial, &key) in &self.seen {
+            if let Some((older, older_key)) = previous {
+                if serial > older + 1 && key >= low {
+                    gaps.push(Gap {
+                        older: (older_key, older),
+                        newer: (key, serial),
+                    });
+                }
+            }
+            previous = Some((serial, key));
+        }
+        gaps
+    }
+}
+
+/// A round aimed at the gaps: the pages it read and the reads it aimed at each gap.
+#[derive(Debug, Clone, Default)]
+pub(super) struct AimedRound {
+    /// Each page read in the round, with where its first and last items sort.
+    read: Vec<(u32, Place, Place)>,
+    /// The reads aimed at each gap in the round.
+    tries: Vec<(Gap, u32)>,
+    /// The most reads the round makes.
+    pub(super) cap: u32,
+    /// The largest serial seen when the round started: the gaps above it opened since (a
+    /// serial not seen was above every serial seen then, at the top of the list, and started
+    /// after the round did, if it started), and the next round's region holds them. `None`
+    /// between rounds: every gap.
+    top: Option<u64>,
+}
+
+/// Reads a round aims at one gap before it leaves that gap to the next round. Near the top of
+/// the list, where it moves a position a second (a dozen at ×20), a gap can straddle the
+/// boundary between two pages at each read.
+pub(super) const TRIES: u32 = 3;
+
+impl AimedRound {
+    /// Starts a round of at most `cap` reads, for the gaps up to serial `top`; `None` ends
+    /// it.
+    pub(super) fn start(&mut self, cap: u32, top: Option<u64>) {
+        self.read.clear();
+        self.tries.clear();
+        self.cap = cap;
+        self.top = top;
+    }
+
+    /// Whether `gap` is the round's to prove: it was open when the round started.
+    pub(super) fn holds(&self, gap: &Gap) -> bool {
+        self.top.is_none_or(|top| gap.newer.1 <= top)
+    }
+
+    /// Takes a page the round read.
+    pub(super) fn read(&mut self, page: u32, first: Place, last: Place) {
+        self.read.push((page, first, last));
+    }
+
+    /// Reads the round made.
+    pub(super) fn reads(&self) -> u32 {
+        self.read.len() as u32
+    }
+
+    /// Whether a page the round read proves `gap` (see [`Gap::proven_by`]).
+    pub(super) fn proven(&self, gap: &Gap, ties: Option<Ordering>) -> bool {
+        (self.read.iter()).any(|&(_, first, last)| gap.proven_by(first, last, ties))
+    }
+
+    /// Whether the round may still aim a read at `gap`.
+    pub(super) fn open(&self, gap: &Gap) -> bool {
+        self.tries_at(gap) < TRIES
+    }
+
+    fn tries_at(&self, gap: &Gap) -> u32 {
+        (self.tries.iter())
+            .find(|(aimed, _)| aimed == gap)
+            .map_or(0, |&(_, tries)| tries)
+    }
+
+    /// Notes a read aimed at `gap`.
+    pub(super) fn aimed(&mut self, gap: Gap) {
+        match self.tries.iter_mut().find(|(aimed, _)| *aimed == gap) {
+            Some((_, tries)) => *tries += 1,
+            None => self.tries.push((gap, 1)),
+        }
+    }
+
+    /// The page to read for `gap`, starting from `predicted` (within `2..=last`): while the
+    /// round's latest read of that page showed the gap below it, the page after; above it,
+    /// the page before.
+    pub(super) fn page_for(&self, gap: &Gap, predicted: u32, last: u32) -> u32 {
+        let last = last.max(2);
+        let mut page = predicted.clamp(2, last);
+        for _ in 0..last {
+            let Some(&(_, first, end)) = self.read.iter().rev().find(|&&(p, ..)| p == page) else {
+                break;
+            };
+            let next = if end.0 >= gap.older.0 {
+                page + 1
+            } else if first.0 <= gap.newer.0 {
+                page - 1
+            } else {
+                break;
+            };
+            let next = next.clamp(2, last);
+            if next == page {
+                break;
+            }
+            page = next;
+        }
+        page
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn item(serial: u64, key: Millis) -> Listed {
+        Listed {
+            id: Arc::from(format!("lv{serial}")),
+            key,
+            title: Arc::from("Broadcast"),
+            link: Arc::from("https://live.example/watch"),
+        }
+    }
+
+    /// A page newest first: `(serial, key)` pairs.
+    fn page(items: &[(u64, Millis)]) -> Vec<Listed> {
+        items
+            .iter()
+            .map(|&(serial, key)| item(serial, key))
+            .collect()
+    }
+
+    fn learnt(items: &[(u64, Millis)]) -> Serials {
+        let mut serials = Serials::default();
+        serials.observe(&page(items));
+        serials
+    }
+
+    #[test]
+    fn the_serials_not_seen_between_two_seen_ones_are_gaps() {
+        let serials = learnt(&[(110, 50), (109, 48), (106, 40), (105, 40), (101, 30)]);
+        let gaps = serials.gaps(Millis::MIN);
+        assert_eq!(
+            gaps,
+            vec![
+                Gap {
+                    older: (30, 101),
+                    newer: (40, 105)
+                },
+                Gap {
+                    older: (40, 106),
+                    newer: (48, 109)
+                },
+            ]
+        );
+        // Only the gaps reaching `low`.
+        assert_eq!(serials.gaps(41), gaps[1..].to_vec());
+        // Seen, a serial closes its gap.
+        let mut serials = serials;
+        serials.observe(&page(&[(108, 45), (107, 44)]));
+        assert_eq!(serials.gaps(41), Vec::new());
+    }
+
+    #[test]
+    fn ids_that_are_not_ordered_serials_turn_the_serials_off_for_good() {
+        // A larger serial with an older key.
+        let mut serials = learnt(&[(110, 50), (109, 51)]);
+        assert!(serials.off);
+        serials.observe(&page(&[(120, 60), (118, 59)]));
+        assert!(serials.gaps(Millis::MIN).is_empty());
+        // Two prefixes.
+        let mut serials = learnt(&[(110, 50)]);
+        serials.observe(&[Listed {
+            id: Arc::from("co105"),
+            ..item(105, 40)
+        }]);
+        assert!(serials.off);
+        // An id without digits.
+        let mut serials = learnt(&[(110, 50)]);
+        serials.observe(&[Listed {
+            id: Arc::from("https://live.example/watch/abc"),
+            ..item(1, 40)
+        }]);
+        assert!(serials.off);
+        // Equal keys in either order of serials are no contradiction.
+        let serials = learnt(&[(110, 50), (111, 50), (109, 49)]);
+        assert!(!serials.off);
+    }
+
+    #[test]
+    fn rounds_look_for_gaps_once_ten_pages_of_serials_were_seen() {
+        let mut serials = Serials::default();
+        let items: Vec<(u64, Millis)> = (0..179)
+            .map(|i| (1_000 - i, 10_000 - i as Millis))
+            .collect();
+        serials.observe(&page(&items));
+        assert!(!serials.on(18));
+        serials.observe(&page(&[(800, 9_000)]));
+        assert!(serials.on(18));
+        serials.forget_before(9_950);
+        assert_eq!(serials.seen.len(), 51);
+        assert!(serials.on(18), "what was learnt counts, not what is kept");
+    }
+
+    #[test]
+    fn a_page_proves_a_gap_only_where_it_lists_every_place_of_it() {
+        let gap = Gap {
+            older: (40, 105),
+            newer: (48, 109),
+        };
+        let larger_first = Some(Ordering::Greater);
+        let smaller_first = Some(Ordering::Less);
+        // Keys strictly around the gap: proven in any order.
+        for ties in [larger_first, smaller_first, None] {
+            assert!(gap.proven_by((49, 120), (39, 90), ties));
+            assert!(
+                !gap.proven_by((47, 108), (39, 90), ties),
+                "starts inside the gap"
+            );
+            assert!(
+                !gap.proven_by((49, 120), (41, 106), ties),
+                "ends inside the gap"
+            );
+        }
+        // The first item at the newer key: larger serials first, serial 109 lists before
+        // 106–108 with key 48; smaller first, only a serial up to 105 lists before them.
+        assert!(gap.proven_by((48, 109), (39, 90), larger_first));
+        assert!(!gap.proven_by((48, 107), (39, 90), larger_first));
+        assert!(!gap.proven_by((48, 109), (39, 90), smaller_first));
+        assert!(gap.proven_by((48, 105), (39, 90), smaller_first));
+        assert!(!gap.proven_by((48, 109), (39, 90), None));
+        // The last item at the older key, the other way round.
+        assert!(gap.proven_by((49, 120), (40, 105), larger_first));
+        assert!(!gap.proven_by((49, 120), (40, 107), larger_first));
+        assert!(gap.proven_by((49, 120), (40, 109), smaller_first));
+        assert!(!gap.proven_by((49, 120), (40, 105), smaller_first));
+        assert!(!gap.proven_by((49, 120), (40, 105), None));
+    }
+}
