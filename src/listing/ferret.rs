@@ -46,8 +46,8 @@
 //!   ends early is seldom missed. A round that spent its reads with a gap unproven does not
 //!   count as covering its region. Off where the pages show ids that are not such serials,
 //!   where the channel gives no total (the pages' places are estimates), and until the
-//!   serials seen reach below the region (a detector just started or resumed reads whole
-//!   rounds first); `serial_rounds = false` turns it off.
+//!   serials seen reach below the region (a new detector's first reading of the list teaches
+//!   them; a resumed one takes them from its book); `serial_rounds = false` turns it off.
 //! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
 //!   boundary tells how late it came after that boundary. Past `off_air_target` (110 s of a
 //!   30-minute frame) it moves a little of the budget from the sweep to the head and boundary
@@ -791,17 +791,23 @@ impl FerretPager {
             && self.serials.oldest().is_some_and(|key| key < oldest)
     }
 
-    /// The gaps of the recent region that the round under way has not proven and may still
-    /// aim at. A gap whose older key lies on page 1 or 2 is the head's.
-    fn open_gaps(&self, now: Millis) -> Vec<Gap> {
+    /// The gaps of the recent region that are the round's to prove and that it has not
+    /// proven yet. A gap whose older key lies on page 1 or 2 is the head's.
+    fn unproven_gaps(&self, now: Millis) -> impl Iterator<Item = Gap> + '_ {
         let ties = self.book.ties().trusted();
         (self
             .serials
             .gaps(self.recent_region_oldest(now))
             .into_iter())
         .filter(|gap| self.aimed.holds(gap) && self.predict(gap.older.0) > 2)
-        .filter(|gap| self.aimed.open(gap) && !self.aimed.proven(gap, ties))
-        .collect()
+        .filter(move |gap| !self.aimed.proven(gap, ties))
+    }
+
+    /// The unproven gaps the round may still aim a read at.
+    fn open_gaps(&self, now: Millis) -> Vec<Gap> {
+        (self.unproven_gaps(now))
+            .filter(|gap| self.aimed.open(gap))
+            .collect()
     }
 
     /// The next page of the round aimed at the gaps, and the gaps it aims at: the highest
@@ -834,12 +840,7 @@ impl FerretPager {
     /// round lost that gap: the next region reached a tolerance before this round started
     /// and no further, and a start 278 s after its reservation lived its whole frame unseen.
     fn end_aimed_round(&mut self, now: Millis) {
-        let ties = self.book.ties().trusted();
-        let low = self.recent_region_oldest(now);
-        let left = (self.serials.gaps(low).iter()).any(|gap| {
-            self.aimed.holds(gap) && self.predict(gap.older.0) > 2 && !self.aimed.proven(gap, ties)
-        });
-        if left {
+        if self.unproven_gaps(now).next().is_some() {
             self.round_at = self.previous_round_at;
         }
         self.aimed.start(0, None);
@@ -899,9 +900,7 @@ impl FerretPager {
             self.end_round(now);
         }
         if !self.in_round && self.rest_credit > 0 && last > recent_end {
-            self.rest_credit -= 1;
-            let page = self.rest_walk.page(recent_end + 1, last);
-            return Some((page, Purpose::Sweep(Region::Rest)));
+            return Some(self.rest_read(recent_end, last));
         }
         if !self.in_round {
             if self.round_waits(now)
@@ -929,12 +928,7 @@ impl FerretPager {
                 // No gap to prove: the round is over as it starts, and its reads go to the
                 // rest of the list.
                 self.end_round(now);
-                if last > recent_end {
-                    self.rest_credit -= 1;
-                    let page = self.rest_walk.page(recent_end + 1, last);
-                    return Some((page, Purpose::Sweep(Region::Rest)));
-                }
-                return None;
+                return (last > recent_end).then(|| self.rest_read(recent_end, last));
             };
             for gap in gaps {
                 self.aimed.aimed(gap);
@@ -945,6 +939,14 @@ impl FerretPager {
         };
         self.recent_reads += 1;
         Some((page, Purpose::Sweep(Region::Recent)))
+    }
+
+    /// A read of the rest of the list (below the recent region, which ends at page
+    /// `recent_end`, down to page `last`), paid by the credit a round left.
+    fn rest_read(&mut self, recent_end: u32, last: u32) -> (u32, Purpose) {
+        self.rest_credit -= 1;
+        let page = self.rest_walk.page(recent_end + 1, last);
+        (page, Purpose::Sweep(Region::Rest))
     }
 
     /// Ends the round under way; one read in [`REST_EVERY`] of it (at least one) goes to the
