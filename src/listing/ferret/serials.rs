@@ -70,13 +70,13 @@ pub(super) struct Serials {
     /// Turned off for good: an id without a serial, two prefixes, or a larger serial with an
     /// older key.
     off: bool,
-    /// Serials learnt since the detector started.
+    /// Serials learnt since the detector started (its book's included).
     learnt: u64,
 }
 
 /// Serials learnt before rounds look for the gaps, in pages: a detector that has seen less
-/// than this of the list (just started, or resumed from the store) would take every serial it
-/// has not seen yet for a gap.
+/// than this of the list (just started, its first reading under way) would take every serial
+/// it has not read yet for a gap. A resumed one learns its book's at once.
 const LEARN_PAGES: u64 = 10;
 
 impl Serials {
