@@ -260,12 +260,7 @@ mod tests {
     use super::*;
 
     fn item(serial: u32, key: Millis) -> Listed {
-        Listed {
-            id: Arc::from(format!("lv{serial}")),
-            key,
-            title: Arc::from("Broadcast"),
-            link: Arc::from("https://live.example/watch"),
-        }
+        crate::listing::listed(u64::from(serial), key)
     }
 
     fn page(page: u32, items: Vec<Listed>) -> PageView {

@@ -681,6 +681,17 @@ pub fn absence_range(view: &PageView, per_page: u32) -> Option<(Millis, Millis)>
     Some((low, high))
 }
 
+/// A listed broadcast `lv{serial}` with sort key `key`, for tests.
+#[cfg(test)]
+pub(crate) fn listed(serial: u64, key: Millis) -> Listed {
+    Listed {
+        id: Arc::from(format!("lv{serial}")),
+        key,
+        title: Arc::from("Broadcast"),
+        link: Arc::from("https://live.example/watch"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

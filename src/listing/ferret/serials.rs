@@ -262,15 +262,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-
-    fn item(serial: u64, key: Millis) -> Listed {
-        Listed {
-            id: Arc::from(format!("lv{serial}")),
-            key,
-            title: Arc::from("Broadcast"),
-            link: Arc::from("https://live.example/watch"),
-        }
-    }
+    use crate::listing::listed as item;
 
     /// A page newest first: `(serial, key)` pairs.
     fn page(items: &[(u64, Millis)]) -> Vec<Listed> {
