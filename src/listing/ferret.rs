@@ -903,17 +903,20 @@ impl FerretPager {
             return Some(self.rest_read(recent_end, last));
         }
         if !self.in_round {
-            if self.round_waits(now)
-                || (!borrowed && !self.sweep_budget.allows(now, self.round_pages(now) - 1))
-            {
+            if self.round_waits(now) {
+                return None;
+            }
+            // Starting the round leaves its region where it is (`previous_round_at` takes over
+            // from `round_at`), so its pages are counted once.
+            let pages = self.round_pages(now);
+            if !borrowed && !self.sweep_budget.allows(now, pages - 1) {
                 return None;
             }
             self.in_round = true;
             self.previous_round_at = self.round_at.replace(now);
             self.rest_credit = 0;
             self.recent_walk.restart();
-            let cap = 2 * self.round_pages(now) + 2;
-            self.aimed.start(cap, self.serials.newest());
+            self.aimed.start(2 * pages + 2, self.serials.newest());
             if let Some((_, view)) = self.head_second.clone().filter(|_| self.head_fresh(now)) {
                 if aiming {
                     self.aimed_read(&view);
