@@ -69,7 +69,7 @@
 //! buckets fill at [`HEADROOM`] of the budget; what they hold at an hour's start may still take
 //! it a read past, and [`super::pager`] holds every strategy to the budget over any hour.
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -87,7 +87,7 @@ use super::{
     ReadOutcome, ReadTime, HOUR,
 };
 use end::{beyond_short_page, EndCheck, TotalTrust};
-use serials::{AimedRound, Gap, Serials};
+use serials::{serial_of, AimedRound, Gap, Place, Serials};
 use share::ShareControl;
 
 /// Why a read was made.
@@ -133,6 +133,9 @@ struct PageRange {
     /// when it was read: what the book does not know above it (deep insertions it has not
     /// seen, ends it has not proven).
     unknown_above: i64,
+    /// The same, with the book's broadcasts that share the first item's key counted above it
+    /// where the order trusted among equals lists them first ([`FerretPager::gap_page`]).
+    unknown_above_listed: i64,
     /// The page's first and last broadcasts and its length: a page further down showing the
     /// same is the listing answering past its end with this page again.
     shown: (Arc<str>, Arc<str>, usize),
@@ -770,7 +773,7 @@ impl FerretPager {
         if self.aiming() {
             let last = self.recent_region_end(now);
             let mut pages: Vec<u32> = (self.open_gaps(now).iter())
-                .map(|gap| self.aimed.page_for(gap, self.predict(gap.newer.0), last))
+                .map(|gap| self.aimed_page(gap, last))
                 .collect();
             pages.sort_unstable();
             pages.dedup();
@@ -818,12 +821,7 @@ impl FerretPager {
             return None;
         }
         let aims: Vec<(u32, Gap)> = (self.open_gaps(now).into_iter())
-            .map(|gap| {
-                (
-                    self.aimed.page_for(&gap, self.predict(gap.newer.0), last),
-                    gap,
-                )
-            })
+            .map(|gap| (self.aimed_page(&gap, last), gap))
             .collect();
         let page = aims.iter().map(|&(page, _)| page).min()?;
         let gaps = aims
@@ -831,6 +829,35 @@ impl FerretPager {
             .filter(|&(p, _)| p == page)
             .map(|(_, gap)| gap);
         Some((page, gaps.collect()))
+    }
+
+    /// The page a read aimed at `gap` reads, up to page `last`.
+    fn aimed_page(&self, gap: &Gap, last: u32) -> u32 {
+        let ties = self.book.ties().trusted();
+        (self.aimed).page_for(gap, self.gap_page(gap, ties), last, ties)
+    }
+
+    /// The page the book predicts lists `gap` now: as [`FerretPager::predict`] counts down
+    /// from the top, but with the broadcasts that share the gap's newer key counted above it
+    /// where the order trusted among equals lists them first. On a listing run time-compressed
+    /// a dozen broadcasts share each second's key, and counted by the key alone the gap's
+    /// page was a guess among two.
+    fn gap_page(&self, gap: &Gap, ties: Option<Ordering>) -> u32 {
+        if self.position_from_end(gap.newer.0).is_some() {
+            return self.predict(gap.newer.0);
+        }
+        let unknown =
+            (self.nearest_range(gap.newer.0)).map_or(0, |range| range.unknown_above_listed);
+        let above = self.live_above(gap.newer.0)
+            + self.live_at_key(gap.newer.0, |place| gap.below(place, ties));
+        self.within_list(self.page_of((above as i64 + unknown).max(0) as u64))
+    }
+
+    /// The book's broadcasts at `key` not past a frame boundary whose places `pick` takes.
+    fn live_at_key(&self, key: Millis, pick: impl Fn(Place) -> bool) -> u64 {
+        let at_key = (self.book.between(key - 1, key + 1))
+            .filter(|entry| serial_of(&entry.item.id).is_some_and(|serial| pick((key, serial))));
+        self.count_live(at_key)
     }
 
     /// Ends a round aimed at the gaps. One that spent its reads with a gap of its region left
@@ -1251,6 +1278,15 @@ impl FerretPager {
         };
         let live_above = self.live_above(first.key) as i64;
         let position = i64::from(view.page - 1) * i64::from(self.per_page);
+        let listed_above = serial_of(&first.id).map_or(live_above, |serial| {
+            let ties = self.book.ties().trusted();
+            let before = |other: Place| match ties {
+                Some(Ordering::Greater) => other.1 > serial,
+                Some(Ordering::Less) => other.1 < serial,
+                _ => false,
+            };
+            live_above + self.live_at_key(first.key, before) as i64
+        });
         self.map.insert(
             view.page,
             PageRange {
@@ -1258,6 +1294,7 @@ impl FerretPager {
                 oldest: last.key,
                 at: self.now,
                 unknown_above: position - live_above,
+                unknown_above_listed: position - listed_above,
                 shown: (first.id.clone(), last.id.clone(), view.items.len()),
             },
         );

@@ -21,6 +21,11 @@ use std::collections::BTreeMap;
 use crate::listing::ties::split_serial;
 use crate::listing::{Listed, Millis};
 
+/// The serial an id ends in, whatever its prefix.
+pub(super) fn serial_of(id: &str) -> Option<u64> {
+    split_serial(id).and_then(|(_, digits)| digits.parse().ok())
+}
+
 /// A key and a serial: where a broadcast sorts in the list.
 pub(super) type Place = (Millis, u64);
 
@@ -40,24 +45,35 @@ impl Gap {
     /// larger serials come first) puts it before every serial of the gap; the same for the last
     /// item at the other end. Without a trusted order, equal keys prove nothing.
     pub(super) fn proven_by(&self, first: Place, last: Place, ties: Option<Ordering>) -> bool {
-        let (older, newer) = (self.older, self.newer);
-        let first_before = first.0 > newer.0
+        self.below(first, ties) && self.above(last, ties)
+    }
+
+    /// Whether the gap lies below an item at `first`: it lists before every place a serial of
+    /// the gap can take.
+    pub(super) fn below(&self, first: Place, ties: Option<Ordering>) -> bool {
+        let newer = self.newer;
+        first.0 > newer.0
             || (first.0 == newer.0
                 && match ties {
                     // Larger first: before every serial under the newer one's.
                     Some(Ordering::Greater) => first.1 >= newer.1,
                     // Smaller first: before every serial over the older one's.
-                    Some(Ordering::Less) => first.1 <= older.1,
+                    Some(Ordering::Less) => first.1 <= self.older.1,
                     _ => false,
-                });
-        let last_after = last.0 < older.0
+                })
+    }
+
+    /// Whether the gap lies above an item at `last`: it lists after every place a serial of
+    /// the gap can take.
+    fn above(&self, last: Place, ties: Option<Ordering>) -> bool {
+        let older = self.older;
+        last.0 < older.0
             || (last.0 == older.0
                 && match ties {
                     Some(Ordering::Greater) => last.1 <= older.1,
-                    Some(Ordering::Less) => last.1 >= newer.1,
+                    Some(Ordering::Less) => last.1 >= self.newer.1,
                     _ => false,
-                });
-        first_before && last_after
+                })
     }
 }
 
@@ -105,8 +121,8 @@ impl Serials {
 
     /// Where `item` sorts, if its id is a serial with the prefix the others have.
     pub(super) fn place(&mut self, item: &Listed) -> Option<Place> {
-        let (prefix, digits) = split_serial(&item.id)?;
-        let serial = digits.parse::<u64>().ok()?;
+        let (prefix, _) = split_serial(&item.id)?;
+        let serial = serial_of(&item.id)?;
         match &self.prefix {
             Some(known) if **known != *prefix => return None,
             Some(_) => {}
@@ -163,7 +179,8 @@ impl Serials {
 /// A round aimed at the gaps: the pages it read and the reads it aimed at each gap.
 #[derive(Debug, Clone, Default)]
 pub(super) struct AimedRound {
-    /// Each page read in the round, with where its first and last items sort.
+    /// Each page read in the round, with where its first and last items sort, in the order
+    /// read.
     read: Vec<(u32, Place, Place)>,
     /// The reads aimed at each gap in the round.
     tries: Vec<(Gap, u32)>,
@@ -232,23 +249,40 @@ impl AimedRound {
 
     /// The page to read for `gap`, starting from `predicted` (within `2..=last`): while the
     /// round's latest read of that page showed the gap below it, the page after; above it,
-    /// the page before.
-    pub(super) fn page_for(&self, gap: &Gap, predicted: u32, last: u32) -> u32 {
+    /// the page before. Where two pages' reads point at each other (the list moved between
+    /// them, and the gap with it), the later read decides.
+    pub(super) fn page_for(
+        &self,
+        gap: &Gap,
+        predicted: u32,
+        last: u32,
+        ties: Option<Ordering>,
+    ) -> u32 {
         let last = last.max(2);
-        let mut page = predicted.clamp(2, last);
-        for _ in 0..last {
-            let Some(&(_, first, end)) = self.read.iter().rev().find(|&&(p, ..)| p == page) else {
-                break;
-            };
-            let next = if end.0 >= gap.older.0 {
+        // The latest read of `page` (its place among the round's reads), and where it showed
+        // the gap: the page after, before, or this one.
+        let pointer = |page: u32| {
+            let (at, &(_, first, end)) = (self.read.iter().enumerate())
+                .rev()
+                .find(|(_, &(p, ..))| p == page)?;
+            let to = if !gap.above(end, ties) {
                 page + 1
-            } else if first.0 <= gap.newer.0 {
+            } else if !gap.below(first, ties) {
                 page - 1
             } else {
+                page
+            };
+            Some((at, to.clamp(2, last)))
+        };
+        let mut page = predicted.clamp(2, last);
+        for _ in 0..last {
+            let Some((at, next)) = pointer(page).filter(|&(_, next)| next != page) else {
                 break;
             };
-            let next = next.clamp(2, last);
-            if next == page {
+            if let Some((next_at, _)) = pointer(next).filter(|&(_, back)| back == page) {
+                if at > next_at {
+                    page = next;
+                }
                 break;
             }
             page = next;
@@ -377,5 +411,37 @@ mod tests {
         assert!(gap.proven_by((49, 120), (40, 109), smaller_first));
         assert!(!gap.proven_by((49, 120), (40, 105), smaller_first));
         assert!(!gap.proven_by((49, 120), (40, 105), None));
+    }
+
+    #[test]
+    fn a_read_aimed_at_a_gap_goes_where_the_latest_reads_show_it() {
+        let gap = Gap {
+            older: (40, 105),
+            newer: (48, 109),
+        };
+        let larger_first = Some(Ordering::Greater);
+        let mut round = AimedRound::default();
+        round.start(10, None);
+        // Nothing read yet: the predicted page, within the region's pages.
+        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 5);
+        assert_eq!(round.page_for(&gap, 1, 8, larger_first), 2);
+        assert_eq!(round.page_for(&gap, 12, 8, larger_first), 8);
+        // Page 5 listed everything below the gap: the page before. The last item has the
+        // older key, but larger serials first it lists after every place of the gap; by the
+        // key alone the gap might have been below.
+        round.read(5, (40, 104), (39, 90));
+        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 4);
+        // Page 4 then listed the gap's newer serial last: it lies below, and the two reads
+        // point at each other (the list moved down between them). The later read decides.
+        round.read(4, (55, 140), (48, 109));
+        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 5);
+        assert_eq!(round.page_for(&gap, 4, 8, larger_first), 5);
+        // Page 5 read again, the gap still above it: page 4.
+        round.read(5, (40, 103), (39, 88));
+        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 4);
+        // A page that brackets the gap is the page.
+        round.read(4, (50, 120), (39, 95));
+        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 4);
+        assert!(round.proven(&gap, larger_first));
     }
 }
