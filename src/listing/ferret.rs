@@ -145,6 +145,38 @@ struct PageRange {
 /// 30-minute frame): a listing run time-compressed moves as many pages a frame.
 const MAP_FRESH_PER_FRAME: Millis = 10;
 
+/// The keys of the book's broadcasts, ascending, for the predictions of one decision
+/// ([`FerretPager::counts`]).
+struct BookCounts {
+    keys: Vec<Millis>,
+    /// The keys of those not past a frame boundary ([`FerretPager::count_live`]).
+    live: Vec<Millis>,
+    /// The channel's total brought to now ([`FerretPager::total_now`]), where it gives one.
+    total: Option<u64>,
+}
+
+impl BookCounts {
+    /// The broadcasts with a key older than `key`.
+    fn below(&self, key: Millis) -> u64 {
+        self.keys.partition_point(|&k| k < key) as u64
+    }
+
+    /// The broadcasts with a key newer than `key`.
+    fn above(&self, key: Millis) -> u64 {
+        (self.keys.len() - self.keys.partition_point(|&k| k <= key)) as u64
+    }
+
+    /// The broadcasts not past a boundary with a key older than `key`.
+    fn live_below(&self, key: Millis) -> u64 {
+        self.live.partition_point(|&k| k < key) as u64
+    }
+
+    /// The broadcasts not past a boundary with a key newer than `key`.
+    fn live_above(&self, key: Millis) -> u64 {
+        (self.live.len() - self.live.partition_point(|&k| k <= key)) as u64
+    }
+}
+
 /// A boundary read whose page did not bracket its broadcast's key.
 #[derive(Debug, Clone)]
 struct DueMiss {
@@ -624,13 +656,33 @@ impl FerretPager {
     /// read. The page that held the key, as it was read, lagged the list by up to six pages at
     /// the peak, and a round of the sweep sized by it crawled.
     fn predict(&self, key: Millis) -> u32 {
-        let position = self.position_from_end(key).unwrap_or_else(|| {
+        self.predict_by(&self.counts(), key)
+    }
+
+    /// [`FerretPager::predict`] by the book's keys counted once.
+    fn predict_by(&self, counts: &BookCounts, key: Millis) -> u32 {
+        let position = self.position_from_end(counts, key).unwrap_or_else(|| {
             let unknown = self
                 .nearest_range(key)
                 .map_or(0, |range| range.unknown_above);
-            (self.live_above(key) as i64 + unknown).max(0) as u64
+            (counts.live_above(key) as i64 + unknown).max(0) as u64
         });
         self.within_list(self.page_of(position))
+    }
+
+    /// The book's keys, counted for the predictions of one decision: each prediction counted
+    /// the whole book, and a round aimed at the gaps predicts two pages for each gap at every
+    /// poll.
+    fn counts(&self) -> BookCounts {
+        let keys = self.book.entries().map(|entry| entry.item.key).collect();
+        let live = (self.book.entries())
+            .filter(|entry| self.provable_at(self.due(entry)) > self.now)
+            .map(|entry| entry.item.key)
+            .collect();
+        let total = (self.total)
+            .filter(|_| self.channel_total)
+            .map(|total| self.total_now(total));
+        BookCounts { keys, live, total }
     }
 
     /// The fresh page range nearest `key` (one that held it, else the one whose keys come
@@ -657,15 +709,14 @@ impl FerretPager {
     /// past a boundary no read has checked yet (each may have been extended): with the budget
     /// short of the list (`peak2011` at 1,800 reads an hour) that backlog grew, every count
     /// from the end missed, and the misses' extra reads grew it further.
-    fn position_from_end(&self, key: Millis) -> Option<u64> {
-        let total = self.total_now(self.total.filter(|_| self.channel_total)?);
-        let below = || self.book.between(Millis::MIN, key);
-        let all = below().count();
-        if all >= self.book.between(key, Millis::MAX).count() {
+    fn position_from_end(&self, counts: &BookCounts, key: Millis) -> Option<u64> {
+        let total = counts.total?;
+        let all = counts.below(key);
+        if all >= counts.above(key) {
             return None;
         }
-        let live = self.count_live(below());
-        let unsure = all as u64 - live;
+        let live = counts.live_below(key);
+        let unsure = all - live;
         (unsure <= u64::from(self.per_page / 2)).then(|| total.saturating_sub(live + 1))
     }
 
@@ -772,8 +823,8 @@ impl FerretPager {
     fn round_pages(&self, now: Millis) -> u32 {
         if self.aiming() {
             let last = self.recent_region_end(now);
-            let mut pages: Vec<u32> = (self.open_gaps(now).iter())
-                .map(|gap| self.aimed_page(gap, last))
+            let mut pages: Vec<u32> = (self.open_gaps(now, last).iter())
+                .map(|&(page, _)| page)
                 .collect();
             pages.sort_unstable();
             pages.dedup();
@@ -796,20 +847,31 @@ impl FerretPager {
 
     /// The gaps of the recent region that are the round's to prove and that it has not
     /// proven yet. A gap whose older key lies on page 1 or 2 is the head's.
-    fn unproven_gaps(&self, now: Millis) -> impl Iterator<Item = Gap> + '_ {
+    fn unproven_gaps<'a>(
+        &'a self,
+        now: Millis,
+        counts: &'a BookCounts,
+    ) -> impl Iterator<Item = Gap> + 'a {
         let ties = self.book.ties().trusted();
         (self
             .serials
             .gaps(self.recent_region_oldest(now))
             .into_iter())
-        .filter(|gap| self.aimed.holds(gap) && self.predict(gap.older.0) > 2)
+        .filter(|gap| self.aimed.holds(gap) && self.predict_by(counts, gap.older.0) > 2)
         .filter(move |gap| !self.aimed.proven(gap, ties))
     }
 
-    /// The unproven gaps the round may still aim a read at.
-    fn open_gaps(&self, now: Millis) -> Vec<Gap> {
-        (self.unproven_gaps(now))
+    /// The unproven gaps the round may still aim a read at, each with the page a read aimed
+    /// at it reads (up to page `last`).
+    fn open_gaps(&self, now: Millis, last: u32) -> Vec<(u32, Gap)> {
+        let counts = self.counts();
+        let ties = self.book.ties().trusted();
+        (self.unproven_gaps(now, &counts))
             .filter(|gap| self.aimed.open(gap))
+            .map(|gap| {
+                let predicted = self.gap_page(&gap, ties, &counts);
+                (self.aimed.page_for(&gap, predicted, last, ties), gap)
+            })
             .collect()
     }
 
@@ -820,9 +882,7 @@ impl FerretPager {
         if self.aimed.reads() >= self.aimed.cap {
             return None;
         }
-        let aims: Vec<(u32, Gap)> = (self.open_gaps(now).into_iter())
-            .map(|gap| (self.aimed_page(&gap, last), gap))
-            .collect();
+        let aims = self.open_gaps(now, last);
         let page = aims.iter().map(|&(page, _)| page).min()?;
         let gaps = aims
             .into_iter()
@@ -831,26 +891,20 @@ impl FerretPager {
         Some((page, gaps.collect()))
     }
 
-    /// The page a read aimed at `gap` reads, up to page `last`.
-    fn aimed_page(&self, gap: &Gap, last: u32) -> u32 {
-        let ties = self.book.ties().trusted();
-        (self.aimed).page_for(gap, self.gap_page(gap, ties), last, ties)
-    }
-
     /// The page the book predicts lists `gap` now: as [`FerretPager::predict`] counts down
     /// from the top, but with the broadcasts that share the gap's newer key counted above it
     /// where the order trusted among equals lists them first. On a listing run time-compressed
     /// a dozen broadcasts share each second's key, and counted by the key alone the gap's
     /// page was a guess among two.
-    fn gap_page(&self, gap: &Gap, ties: Option<Ordering>) -> u32 {
-        if self.position_from_end(gap.newer.0).is_some() {
-            return self.predict(gap.newer.0);
-        }
-        let unknown =
-            (self.nearest_range(gap.newer.0)).map_or(0, |range| range.unknown_above_listed);
-        let above = self.live_above(gap.newer.0)
-            + self.live_at_key(gap.newer.0, |place| gap.below(place, ties));
-        self.within_list(self.page_of((above as i64 + unknown).max(0) as u64))
+    fn gap_page(&self, gap: &Gap, ties: Option<Ordering>, counts: &BookCounts) -> u32 {
+        let key = gap.newer.0;
+        let position = self.position_from_end(counts, key).unwrap_or_else(|| {
+            let unknown = (self.nearest_range(key)).map_or(0, |range| range.unknown_above_listed);
+            let above =
+                counts.live_above(key) + self.live_at_key(key, |place| gap.below(place, ties));
+            (above as i64 + unknown).max(0) as u64
+        });
+        self.within_list(self.page_of(position))
     }
 
     /// The book's broadcasts at `key` not past a frame boundary whose places `pick` takes.
@@ -867,7 +921,7 @@ impl FerretPager {
     /// round lost that gap: the next region reached a tolerance before this round started
     /// and no further, and a start 278 s after its reservation lived its whole frame unseen.
     fn end_aimed_round(&mut self, now: Millis) {
-        if self.unproven_gaps(now).next().is_some() {
+        if self.unproven_gaps(now, &self.counts()).next().is_some() {
             self.round_at = self.previous_round_at;
         }
         self.aimed.start(0, None);

@@ -412,10 +412,10 @@ fn the_count_from_the_end_spreads_a_keys_ends_over_its_second() {
     pager.now = t0 + 11 * SECOND;
     assert_eq!(pager.predict(key), 3);
     pager.now = t0 + 12 * SECOND + KEY_RESOLUTION / 2;
-    assert_eq!(pager.position_from_end(key), Some(36));
+    assert_eq!(pager.position_from_end(&pager.counts(), key), Some(36));
     assert_eq!(pager.predict(key), 3);
     pager.now = t0 + 12 * SECOND + KEY_RESOLUTION;
-    assert_eq!(pager.position_from_end(key), Some(30));
+    assert_eq!(pager.position_from_end(&pager.counts(), key), Some(30));
     assert_eq!(pager.predict(key), 2);
 }
 
