@@ -87,7 +87,7 @@ use super::{
     ReadOutcome, ReadTime, HOUR,
 };
 use end::{beyond_short_page, EndCheck, TotalTrust};
-use serials::{serial_of, AimedRound, Gap, Place, Serials};
+use serials::{serial_of, Aim, AimedRound, Gap, Place, Serials};
 use share::ShareControl;
 
 /// Why a read was made.
@@ -866,11 +866,17 @@ impl FerretPager {
     fn open_gaps(&self, now: Millis, last: u32) -> Vec<(u32, Gap)> {
         let counts = self.counts();
         let ties = self.book.ties().trusted();
+        let aim = Aim {
+            last,
+            ties,
+            now,
+            settles: self.half_page_drift(),
+        };
         (self.unproven_gaps(now, &counts))
             .filter(|gap| self.aimed.open(gap))
             .map(|gap| {
                 let predicted = self.gap_page(&gap, ties, &counts);
-                (self.aimed.page_for(&gap, predicted, last, ties), gap)
+                (self.aimed.page_for(&gap, predicted, aim), gap)
             })
             .collect()
     }
@@ -889,6 +895,16 @@ impl FerretPager {
             .filter(|&(p, _)| p == page)
             .map(|(_, gap)| gap);
         Some((page, gaps.collect()))
+    }
+
+    /// About how long the list takes to move half a page down: starts push it down at the
+    /// rate the book's keys of the last two tolerances say they come.
+    fn half_page_drift(&self) -> Millis {
+        let window = 2 * self.params.tolerance.max(1);
+        let recent = self.book.between(self.now - window, Millis::MAX).count() as Millis;
+        (window * Millis::from(self.per_page) / 2)
+            .checked_div(recent)
+            .unwrap_or(Millis::MAX)
     }
 
     /// The page the book predicts lists `gap` now: as [`FerretPager::predict`] counts down
@@ -933,7 +949,7 @@ impl FerretPager {
             return;
         };
         if let (Some(first), Some(last)) = (self.serials.place(first), self.serials.place(last)) {
-            self.aimed.read(view.page, first, last);
+            self.aimed.read(view.page, first, last, self.now);
         }
     }
 
@@ -997,7 +1013,12 @@ impl FerretPager {
             self.previous_round_at = self.round_at.replace(now);
             self.rest_credit = 0;
             self.recent_walk.restart();
-            self.aimed.start(2 * pages + 2, self.serials.newest());
+            // As many reads as its pages take with every try (and the head's page 2, and
+            // one more): at twice its pages, a round whose reads near the top had bounced
+            // ended on the cap with a gap a few pages down tried twice, and the next round
+            // came after the broadcast in it had ended (seed 485 at ×20).
+            self.aimed
+                .start(serials::TRIES * pages + 2, self.serials.newest());
             if let Some((_, view)) = self.head_second.clone().filter(|_| self.head_fresh(now)) {
                 if aiming {
                     self.aimed_read(&view);

@@ -179,9 +179,9 @@ impl Serials {
 /// A round aimed at the gaps: the pages it read and the reads it aimed at each gap.
 #[derive(Debug, Clone, Default)]
 pub(super) struct AimedRound {
-    /// Each page read in the round, with where its first and last items sort, in the order
-    /// read.
-    read: Vec<(u32, Place, Place)>,
+    /// Each page read in the round, with where its first and last items sort and when it was
+    /// read, in the order read.
+    read: Vec<(u32, Place, Place, Millis)>,
     /// The reads aimed at each gap in the round.
     tries: Vec<(Gap, u32)>,
     /// The most reads the round makes.
@@ -213,9 +213,9 @@ impl AimedRound {
         self.top.is_none_or(|top| gap.newer.1 <= top)
     }
 
-    /// Takes a page the round read.
-    pub(super) fn read(&mut self, page: u32, first: Place, last: Place) {
-        self.read.push((page, first, last));
+    /// Takes a page the round read at `at`.
+    pub(super) fn read(&mut self, page: u32, first: Place, last: Place, at: Millis) {
+        self.read.push((page, first, last, at));
     }
 
     /// Reads the round made.
@@ -225,7 +225,7 @@ impl AimedRound {
 
     /// Whether a page the round read proves `gap` (see [`Gap::proven_by`]).
     pub(super) fn proven(&self, gap: &Gap, ties: Option<Ordering>) -> bool {
-        (self.read.iter()).any(|&(_, first, last)| gap.proven_by(first, last, ties))
+        (self.read.iter()).any(|&(_, first, last, _)| gap.proven_by(first, last, ties))
     }
 
     /// Whether the round may still aim a read at `gap`.
@@ -247,40 +247,46 @@ impl AimedRound {
         }
     }
 
-    /// The page to read for `gap`, starting from `predicted` (within `2..=last`): while the
-    /// round's latest read of that page showed the gap below it, the page after; above it,
-    /// the page before. Where two pages' reads point at each other (the list moved between
-    /// them, and the gap with it), the later read decides.
-    pub(super) fn page_for(
-        &self,
-        gap: &Gap,
-        predicted: u32,
-        last: u32,
-        ties: Option<Ordering>,
-    ) -> u32 {
+    /// The page to read for `gap` at `now`, starting from `predicted` (within `2..=last`):
+    /// while the round's latest read of that page showed the gap below it, the page after;
+    /// above it, the page before. Where two pages' reads point at each other (the list moved
+    /// between them, and the gap with it), the later read decides.
+    ///
+    /// Starts push the list down, and ends pull up only what lies below them, so a gap drifts
+    /// down: a read that showed it below a page says so for good, one that showed it above
+    /// only for `settles` (about the time the list takes to move half a page). Taken at its
+    /// word for longer, a read of page 3 that had shown the gap above sent a read to page 2
+    /// 1.6 s later, at ×20, when the list had carried the gap down to page 3.
+    pub(super) fn page_for(&self, gap: &Gap, predicted: u32, aim: Aim) -> u32 {
+        let Aim {
+            last,
+            ties,
+            now,
+            settles,
+        } = aim;
         let last = last.max(2);
         // The latest read of `page` (its place among the round's reads), and where it showed
         // the gap: the page after, before, or this one.
         let pointer = |page: u32| {
-            let (at, &(_, first, end)) = (self.read.iter().enumerate())
+            let (index, &(_, first, end, at)) = (self.read.iter().enumerate())
                 .rev()
                 .find(|(_, &(p, ..))| p == page)?;
             let to = if !gap.above(end, ties) {
                 page + 1
-            } else if !gap.below(first, ties) {
+            } else if !gap.below(first, ties) && now - at <= settles {
                 page - 1
             } else {
                 page
             };
-            Some((at, to.clamp(2, last)))
+            Some((index, to.clamp(2, last)))
         };
         let mut page = predicted.clamp(2, last);
         for _ in 0..last {
-            let Some((at, next)) = pointer(page).filter(|&(_, next)| next != page) else {
+            let Some((index, next)) = pointer(page).filter(|&(_, next)| next != page) else {
                 break;
             };
-            if let Some((next_at, _)) = pointer(next).filter(|&(_, back)| back == page) {
-                if at > next_at {
+            if let Some((next_index, _)) = pointer(next).filter(|&(_, back)| back == page) {
+                if index > next_index {
                     page = next;
                 }
                 break;
@@ -289,6 +295,17 @@ impl AimedRound {
         }
         page
     }
+}
+
+/// What a read aimed at a gap goes by ([`AimedRound::page_for`]): the region's last page, the
+/// order trusted among equal keys, the time, and how long a read that showed a gap above its
+/// page is taken at its word.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Aim {
+    pub(super) last: u32,
+    pub(super) ties: Option<Ordering>,
+    pub(super) now: Millis,
+    pub(super) settles: Millis,
 }
 
 #[cfg(test)]
@@ -419,29 +436,37 @@ mod tests {
             older: (40, 105),
             newer: (48, 109),
         };
-        let larger_first = Some(Ordering::Greater);
+        let aim = Aim {
+            last: 8,
+            ties: Some(Ordering::Greater),
+            now: 1_000,
+            settles: 500,
+        };
         let mut round = AimedRound::default();
         round.start(10, None);
         // Nothing read yet: the predicted page, within the region's pages.
-        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 5);
-        assert_eq!(round.page_for(&gap, 1, 8, larger_first), 2);
-        assert_eq!(round.page_for(&gap, 12, 8, larger_first), 8);
+        assert_eq!(round.page_for(&gap, 5, aim), 5);
+        assert_eq!(round.page_for(&gap, 1, aim), 2);
+        assert_eq!(round.page_for(&gap, 12, aim), 8);
         // Page 5 listed everything below the gap: the page before. The last item has the
         // older key, but larger serials first it lists after every place of the gap; by the
         // key alone the gap might have been below.
-        round.read(5, (40, 104), (39, 90));
-        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 4);
+        round.read(5, (40, 104), (39, 90), 900);
+        assert_eq!(round.page_for(&gap, 5, aim), 4);
         // Page 4 then listed the gap's newer serial last: it lies below, and the two reads
         // point at each other (the list moved down between them). The later read decides.
-        round.read(4, (55, 140), (48, 109));
-        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 5);
-        assert_eq!(round.page_for(&gap, 4, 8, larger_first), 5);
-        // Page 5 read again, the gap still above it: page 4.
-        round.read(5, (40, 103), (39, 88));
-        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 4);
+        round.read(4, (55, 140), (48, 109), 950);
+        assert_eq!(round.page_for(&gap, 5, aim), 5);
+        assert_eq!(round.page_for(&gap, 4, aim), 5);
+        // Page 5 read again, the gap still above it: page 4; but the list drifts down, and
+        // once the read is older than `settles` it no longer says the gap is above.
+        round.read(5, (40, 103), (39, 88), 990);
+        assert_eq!(round.page_for(&gap, 5, aim), 4);
+        let later = Aim { now: 1_600, ..aim };
+        assert_eq!(round.page_for(&gap, 5, later), 5);
         // A page that brackets the gap is the page.
-        round.read(4, (50, 120), (39, 95));
-        assert_eq!(round.page_for(&gap, 5, 8, larger_first), 4);
-        assert!(round.proven(&gap, larger_first));
+        round.read(4, (50, 120), (39, 95), 1_000);
+        assert_eq!(round.page_for(&gap, 5, aim), 4);
+        assert!(round.proven(&gap, aim.ties));
     }
 }
