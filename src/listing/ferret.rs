@@ -754,9 +754,8 @@ impl FerretPager {
             .map(|entry| self.due(entry))
             .map(|due| ended_by(now, due) - ended_by(then, due))
             .sum();
-        let window = 2 * self.params.tolerance.max(1);
-        let recent = self.book.between(now - window, Millis::MAX).count() as f64;
-        let started = recent * (now - then) as f64 / window as f64;
+        let (recent, window) = self.recent_starts();
+        let started = recent as f64 * (now - then) as f64 / window as f64;
         (total as f64 + started - ended).round().max(0.0) as u64
     }
 
@@ -900,11 +899,20 @@ impl FerretPager {
     /// About how long the list takes to move half a page down: starts push it down at the
     /// rate the book's keys of the last two tolerances say they come.
     fn half_page_drift(&self) -> Millis {
-        let window = 2 * self.params.tolerance.max(1);
-        let recent = self.book.between(self.now - window, Millis::MAX).count() as Millis;
+        let (recent, window) = self.recent_starts();
         (window * Millis::from(self.per_page) / 2)
-            .checked_div(recent)
+            .checked_div(recent as Millis)
             .unwrap_or(Millis::MAX)
+    }
+
+    /// The book's broadcasts keyed within the last two tolerances, and that window: how fast
+    /// broadcasts start.
+    fn recent_starts(&self) -> (usize, Millis) {
+        let window = 2 * self.params.tolerance.max(1);
+        (
+            self.book.between(self.now - window, Millis::MAX).count(),
+            window,
+        )
     }
 
     /// The page the book predicts lists `gap` now: as [`FerretPager::predict`] counts down
