@@ -836,8 +836,7 @@ impl FerretPager {
     /// And only while the serials kept reach below the region: a serial below the oldest
     /// seen is in no gap.
     fn aiming(&self) -> bool {
-        let (reach, bound) = self.recent_region_reach(self.now);
-        let oldest = reach.map_or(bound, |reach| reach.max(bound));
+        let oldest = self.recent_region_oldest(self.now);
         self.params.serial_rounds
             && self.channel_total
             && self.serials.on(self.per_page)
@@ -995,8 +994,15 @@ impl FerretPager {
         // predicted, moves while the round reads), or the list; aimed at the gaps, once it has
         // proven them all or spent its reads.
         let aiming = self.aiming();
+        // The round's next aimed read, found once: nothing below changes it unless a round
+        // starts, which finds its own.
+        let mut next = if aiming {
+            self.next_aimed(now, last)
+        } else {
+            None
+        };
         let covered = if aiming {
-            self.next_aimed(now, last).is_none()
+            next.is_none()
         } else {
             self.recent_walk.past(last)
                 || (self.recent_walk.reached()).is_some_and(|r| r <= self.recent_region_oldest(now))
@@ -1035,9 +1041,12 @@ impl FerretPager {
                     self.recent_walk.handle(&view, |_, _| false);
                 }
             }
+            if aiming {
+                next = self.next_aimed(now, last);
+            }
         }
         let page = if aiming {
-            let Some((page, gaps)) = self.next_aimed(now, last) else {
+            let Some((page, gaps)) = next else {
                 // No gap to prove: the round is over as it starts, and its reads go to the
                 // rest of the list.
                 self.end_round(now);

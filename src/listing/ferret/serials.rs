@@ -121,8 +121,8 @@ impl Serials {
 
     /// Where `item` sorts, if its id is a serial with the prefix the others have.
     pub(super) fn place(&mut self, item: &Listed) -> Option<Place> {
-        let (prefix, _) = split_serial(&item.id)?;
-        let serial = serial_of(&item.id)?;
+        let (prefix, digits) = split_serial(&item.id)?;
+        let serial = digits.parse().ok()?;
         match &self.prefix {
             Some(known) if **known != *prefix => return None,
             Some(_) => {}
