@@ -45,9 +45,10 @@
 //!   so rounds come about a minute apart instead of three or four, and a deep insertion that
 //!   ends early is seldom missed. A round that spent its reads with a gap unproven does not
 //!   count as covering its region. Off where the pages show ids that are not such serials,
-//!   where the channel gives no total (the pages' places are estimates), and until the
-//!   serials seen reach below the region (a new detector's first reading of the list teaches
-//!   them; a resumed one takes them from its book); `serial_rounds = false` turns it off.
+//!   and until the serials seen reach below the region (a new detector's first reading of
+//!   the list teaches them; a resumed one takes them from its book); `serial_rounds = false`
+//!   turns it off. A listing without a total aims too: its pages' places are counted from
+//!   the top, and the reads step to the gap as they do anywhere.
 //! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
 //!   boundary tells how late it came after that boundary. Past `off_air_target` (110 s of a
 //!   30-minute frame) it moves a little of the budget from the sweep to the head and boundary
@@ -201,7 +202,7 @@ const FAR_MISS: u32 = 2;
 const TOTAL_FRESH_PER_HEAD: Millis = 4;
 
 /// The serials are kept this many tolerances of keys back: further than the recent region
-/// reaches (2½).
+/// reaches (2½) unless rounds left it reaching further ([`FerretPager::serials_kept_from`]).
 const SERIALS_KEPT_TOLERANCES: Millis = 3;
 
 /// One sweep read in this many goes below the recent region.
@@ -838,9 +839,21 @@ impl FerretPager {
     fn aiming(&self) -> bool {
         let oldest = self.recent_region_oldest(self.now);
         self.params.serial_rounds
-            && self.channel_total
             && self.serials.on(self.per_page)
             && self.serials.oldest().is_some_and(|key| key < oldest)
+    }
+
+    /// The oldest key whose serials are kept: [`SERIALS_KEPT_TOLERANCES`] back, or half a
+    /// tolerance below the recent region where that reaches further (after rounds that ended
+    /// with a gap unproven, or a restart). Forgotten at the fixed depth, the serials no longer
+    /// reached below such a region, aiming turned off in the middle of a round, and the rest of
+    /// the round walked every page: on `nototal` restarted every 20 minutes (seed 30 at ×20)
+    /// a walk of 50 pages took 13 minutes of the real listing, and four starts within the
+    /// tolerance were missed, three of them on air for their whole frame.
+    fn serials_kept_from(&self, now: Millis) -> Millis {
+        let tolerance = self.params.tolerance;
+        (now - SERIALS_KEPT_TOLERANCES * tolerance)
+            .min(self.recent_region_oldest(now) - tolerance / 2)
     }
 
     /// The gaps of the recent region that are the round's to prove and that it has not
@@ -1524,7 +1537,7 @@ impl FerretPager {
         let last = view.items.last().map_or(0, |item| item.key);
         self.record_range(&view);
         self.serials.observe(&view.items);
-        (self.serials).forget_before(now - SERIALS_KEPT_TOLERANCES * self.params.tolerance);
+        (self.serials).forget_before(self.serials_kept_from(now));
         if self.bootstrap == Some(page) {
             let more = self.last_page().is_some_and(|last| page < last)
                 && len >= self.per_page
