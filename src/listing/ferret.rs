@@ -1065,9 +1065,7 @@ impl FerretPager {
                 self.end_round(now);
                 return (last > recent_end).then(|| self.rest_read(recent_end, last));
             };
-            for gap in gaps {
-                self.aimed.aimed(gap);
-            }
+            self.aimed.aimed(gaps);
             page
         } else {
             self.recent_walk.page(2, last)

@@ -182,8 +182,10 @@ pub(super) struct AimedRound {
     /// Each page read in the round, with where its first and last items sort and when it was
     /// read, in the order read.
     read: Vec<(u32, Place, Place, Millis)>,
-    /// The reads aimed at each gap in the round.
+    /// The reads aimed at each gap in the round that came back with items.
     tries: Vec<(Gap, u32)>,
+    /// The gaps the read under way is aimed at, tried once it comes back with items.
+    pending: Vec<Gap>,
     /// The most reads the round makes.
     pub(super) cap: u32,
     /// The largest serial seen when the round started: the gaps above it opened since (a
@@ -204,6 +206,7 @@ impl AimedRound {
     pub(super) fn start(&mut self, cap: u32, top: Option<u64>) {
         self.read.clear();
         self.tries.clear();
+        self.pending.clear();
         self.cap = cap;
         self.top = top;
     }
@@ -213,9 +216,15 @@ impl AimedRound {
         self.top.is_none_or(|top| gap.newer.1 <= top)
     }
 
-    /// Takes a page the round read at `at`.
+    /// Takes a page the round read at `at`: a try for each gap the read was aimed at.
     pub(super) fn read(&mut self, page: u32, first: Place, last: Place, at: Millis) {
         self.read.push((page, first, last, at));
+        for gap in std::mem::take(&mut self.pending) {
+            match self.tries.iter_mut().find(|(tried, _)| *tried == gap) {
+                Some((_, tries)) => *tries += 1,
+                None => self.tries.push((gap, 1)),
+            }
+        }
     }
 
     /// Reads the round made.
@@ -239,12 +248,12 @@ impl AimedRound {
             .map_or(0, |&(_, tries)| tries)
     }
 
-    /// Notes a read aimed at `gap`.
-    pub(super) fn aimed(&mut self, gap: Gap) {
-        match self.tries.iter_mut().find(|(aimed, _)| *aimed == gap) {
-            Some((_, tries)) => *tries += 1,
-            None => self.tries.push((gap, 1)),
-        }
+    /// Notes the read under way, aimed at `gaps`. It counts as a try of each only once it
+    /// comes back with items ([`AimedRound::read`]): a read that failed, or a page that came
+    /// back empty, showed nothing of the gaps. Counted, they spent the gaps' tries on a listing
+    /// that fails a read in ten (`scenarios/made-up/faults.toml`).
+    pub(super) fn aimed(&mut self, gaps: Vec<Gap>) {
+        self.pending = gaps;
     }
 
     /// The page to read for `gap` at `now`, starting from `predicted` (within `2..=last`):
@@ -468,5 +477,39 @@ mod tests {
         round.read(4, (50, 120), (39, 95), 1_000);
         assert_eq!(round.page_for(&gap, 5, aim), 4);
         assert!(round.proven(&gap, aim.ties));
+    }
+
+    #[test]
+    fn a_gap_is_tried_only_by_reads_that_come_back_with_items() {
+        let gap = Gap {
+            older: (40, 105),
+            newer: (48, 109),
+        };
+        let mut round = AimedRound::default();
+        round.start(20, None);
+        // Reads aimed at the gap that failed or came back empty never reach `read`: the next
+        // aimed read takes their place, and the gap keeps its tries.
+        for _ in 0..2 * TRIES {
+            round.aimed(vec![gap]);
+        }
+        assert_eq!(round.tries_at(&gap), 0);
+        for at in 0..Millis::from(TRIES) {
+            round.aimed(vec![gap]);
+            assert!(round.open(&gap));
+            round.read(5, (40, 104), (39, 90), at);
+            assert_eq!(Millis::from(round.tries_at(&gap)), at + 1);
+        }
+        assert!(!round.open(&gap));
+        assert_eq!(round.reads(), TRIES);
+        // A read not aimed at it (the head's page 2 at the start of a round) tries nothing.
+        let other = Gap {
+            older: (60, 130),
+            newer: (61, 133),
+        };
+        round.start(20, None);
+        round.aimed(vec![other]);
+        round.start(20, None);
+        round.read(2, (70, 150), (60, 129), 10);
+        assert_eq!(round.tries_at(&other), 0);
     }
 }
