@@ -150,7 +150,7 @@ const MAP_FRESH_PER_FRAME: Millis = 10;
 /// ([`FerretPager::counts`]).
 struct BookCounts {
     keys: Vec<Millis>,
-    /// The keys of those not past a frame boundary ([`FerretPager::count_live`]).
+    /// The keys of those not past a frame boundary ([`FerretPager::live`]).
     live: Vec<Millis>,
     /// The channel's total brought to now ([`FerretPager::total_now`]), where it gives one.
     total: Option<u64>,
@@ -677,7 +677,7 @@ impl FerretPager {
     fn counts(&self) -> BookCounts {
         let keys = self.book.entries().map(|entry| entry.item.key).collect();
         let live = (self.book.entries())
-            .filter(|entry| self.provable_at(self.due(entry)) > self.now)
+            .filter(|entry| self.live(entry))
             .map(|entry| entry.item.key)
             .collect();
         let total = (self.total)
@@ -1361,11 +1361,14 @@ impl FerretPager {
         (need - refills).max(0) as u32
     }
 
-    /// Counts the entries not past a frame boundary: those past one have most likely ended.
+    /// Counts the entries not past a frame boundary ([`FerretPager::live`]).
     fn count_live<'a>(&self, entries: impl Iterator<Item = &'a BookEntry>) -> u64 {
-        entries
-            .filter(|entry| self.provable_at(self.due(entry)) > self.now)
-            .count() as u64
+        entries.filter(|entry| self.live(entry)).count() as u64
+    }
+
+    /// Whether `entry` is not past a frame boundary: one past it has most likely ended.
+    fn live(&self, entry: &BookEntry) -> bool {
+        self.provable_at(self.due(entry)) > self.now
     }
 
     /// The book's broadcasts above `key` (a newer key) not past a frame boundary.
