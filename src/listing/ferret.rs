@@ -44,11 +44,14 @@
 //!   items list around it, instead of every page of the region: a few pages instead of twenty,
 //!   so rounds come about a minute apart instead of three or four, and a deep insertion that
 //!   ends early is seldom missed. A round that spent its reads with a gap unproven does not
-//!   count as covering its region. Off where the pages show ids that are not such serials,
-//!   and until the serials seen reach below the region (a new detector's first reading of
-//!   the list teaches them; a resumed one takes them from its book); `serial_rounds = false`
-//!   turns it off. A listing without a total aims too: its pages' places are counted from
-//!   the top, and the reads step to the gap as they do anywhere.
+//!   count as covering its region. A gap that any page proves not on air once its
+//!   reservation is older than the tolerance is settled: whatever starts there now starts
+//!   beyond the tolerance, and the rounds leave it to the rest of the sweep. Off where the
+//!   pages show ids that are not such serials, and until the serials seen reach below the
+//!   region (a new detector's first reading of the list teaches them; a resumed one takes
+//!   them from its book); `serial_rounds = false` turns it off. A listing without a total
+//!   aims too: its pages' places are counted from the top, and the reads step to the gap as
+//!   they do anywhere.
 //! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
 //!   boundary tells how late it came after that boundary. Past `off_air_target` (110 s of a
 //!   30-minute frame) it moves a little of the budget from the sweep to the head and boundary
@@ -1538,6 +1541,8 @@ impl FerretPager {
         let last = view.items.last().map_or(0, |item| item.key);
         self.record_range(&view);
         self.serials.observe(&view.items);
+        let ties = self.book.ties().trusted();
+        (self.serials).settle(&view.items, ties, requested_at - self.params.tolerance);
         (self.serials).forget_before(self.serials_kept_from(now));
         if self.bootstrap == Some(page) {
             let more = self.last_page().is_some_and(|last| page < last)

@@ -9,15 +9,22 @@
 //! on air ([`Gap::proven_by`]). A round then reads the pages of the gaps in its region, a few,
 //! instead of every page of the region.
 //!
+//! A gap proven not on air by a page read when its newest reservation was already older than
+//! the tolerance is settled ([`Serials::settle`]): its broadcasts, if they start at all, start
+//! beyond the tolerance, which the rules allow to be missed, so no round looks for it again.
+//! Its rounds left to the younger gaps, the sweep comes back to them sooner.
+//!
 //! What it takes on trust, it checks: every id has the same prefix before its digits, and no
 //! larger serial has an older key. One page that shows otherwise turns the serials off for
 //! good, and rounds read every page again. A listing whose serials have holes (numbers never
 //! listed: another channel's, a reservation cancelled) pays a page a round for each hole until
-//! its key leaves the region: more reads than it needs, never fewer.
+//! a read proves it settled or its key leaves the region: more reads than it needs, never
+//! fewer.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use crate::listing::second::KEY_RESOLUTION;
 use crate::listing::ties::split_serial;
 use crate::listing::{Listed, Millis};
 
@@ -88,6 +95,8 @@ pub(super) struct Serials {
     off: bool,
     /// Serials learnt since the detector started (its book's included).
     learnt: u64,
+    /// The settled runs of serials not seen, first to last ([`Serials::settle`]).
+    settled: BTreeMap<u64, u64>,
 }
 
 /// Serials learnt before rounds look for the gaps, in pages: a detector that has seen less
@@ -136,9 +145,62 @@ impl Serials {
         self.seen = BTreeMap::new();
     }
 
-    /// Forgets the serials with keys older than `cutoff`.
+    /// Forgets the serials with keys older than `cutoff`, and the settled runs below them.
     pub(super) fn forget_before(&mut self, cutoff: Millis) {
         self.seen.retain(|_, key| *key >= cutoff);
+        let oldest = self.seen.keys().next().copied().unwrap_or(u64::MAX);
+        self.settled.retain(|_, last| *last > oldest);
+    }
+
+    /// Settles the gaps that a page of `items` proves not on air ([`Gap::proven_by`], with the
+    /// order `ties` trusted among equal keys) and whose newer key is at least a second older
+    /// than `reserved_before` (the key shows a reservation's second): the read's start less
+    /// the tolerance. Not on air then, none of their broadcasts can start within the tolerance
+    /// of its reservation, and [`Serials::gaps`] leaves them out from now on; a gap that
+    /// splits (a serial in it seen) leaves its parts settled.
+    ///
+    /// Call it after [`Serials::observe`] has taken the same items.
+    pub(super) fn settle(
+        &mut self,
+        items: &[Listed],
+        ties: Option<Ordering>,
+        reserved_before: Millis,
+    ) {
+        if self.off {
+            return;
+        }
+        let places: Vec<Place> = items.iter().filter_map(|item| self.place(item)).collect();
+        let (Some(&first), Some(&last)) = (places.first(), places.last()) else {
+            return;
+        };
+        // Among equal keys the page may list smaller serials first: every serial it shows
+        // lies between its smallest and its largest.
+        let low = places.iter().map(|&(_, serial)| serial).min().unwrap_or(0);
+        let high = places.iter().map(|&(_, serial)| serial).max().unwrap_or(0);
+        let seen: Vec<Place> = (self.seen.range(low..=high))
+            .map(|(&serial, &key)| (key, serial))
+            .collect();
+        for pair in seen.windows(2) {
+            let gap = Gap {
+                older: pair[0],
+                newer: pair[1],
+            };
+            if gap.newer.1 > gap.older.1 + 1
+                && gap.newer.0 + KEY_RESOLUTION <= reserved_before
+                && gap.proven_by(first, last, ties)
+                && !self.is_settled(&gap)
+            {
+                self.settled.insert(gap.older.1 + 1, gap.newer.1 - 1);
+            }
+        }
+    }
+
+    /// Whether every serial of `gap` lies in a settled run. Runs never overlap: a gap only
+    /// shrinks, so a gap is either within a settled run or apart from every one, and a run is
+    /// settled only when no run holds it yet.
+    fn is_settled(&self, gap: &Gap) -> bool {
+        (self.settled.range(..=gap.older.1 + 1).next_back())
+            .is_some_and(|(_, &last)| last + 1 >= gap.newer.1)
     }
 
     /// Whether rounds look for the gaps: the serials are on and a listing of `per_page` items
@@ -157,17 +219,18 @@ impl Serials {
         self.seen.first_key_value().map(|(_, &key)| key)
     }
 
-    /// The gaps whose newer key is `low` or later, oldest first.
+    /// The gaps whose newer key is `low` or later and that are not settled, oldest first.
     pub(super) fn gaps(&self, low: Millis) -> Vec<Gap> {
         let mut gaps = Vec::new();
         let mut previous: Option<(u64, Millis)> = None;
         for (&serial, &key) in &self.seen {
             if let Some((older, older_key)) = previous {
-                if serial > older + 1 && key >= low {
-                    gaps.push(Gap {
-                        older: (older_key, older),
-                        newer: (key, serial),
-                    });
+                let gap = Gap {
+                    older: (older_key, older),
+                    newer: (key, serial),
+                };
+                if serial > older + 1 && key >= low && !self.is_settled(&gap) {
+                    gaps.push(gap);
                 }
             }
             previous = Some((serial, key));
@@ -402,6 +465,36 @@ mod tests {
         serials.forget_before(9_950);
         assert_eq!(serials.seen.len(), 51);
         assert!(serials.on(18), "what was learnt counts, not what is kept");
+    }
+
+    #[test]
+    fn a_gap_proven_not_on_air_past_the_tolerance_is_settled() {
+        let items = [(110, 50_000), (106, 40_000), (101, 30_000)];
+        let younger = Gap {
+            older: (40_000, 106),
+            newer: (50_000, 110),
+        };
+        let older = Gap {
+            older: (30_000, 101),
+            newer: (40_000, 106),
+        };
+        let ties = Some(Ordering::Greater);
+        let mut serials = learnt(&items);
+        // Reserved within the second the key shows, 40 s is not before 40 s.
+        serials.settle(&page(&items), ties, 40_000);
+        assert_eq!(serials.gaps(Millis::MIN), vec![older, younger]);
+        serials.settle(&page(&items), ties, 41_000);
+        assert_eq!(serials.gaps(Millis::MIN), vec![younger]);
+        // A page settles only the gaps it proves: this one lists around the younger alone.
+        let mut other = learnt(&items);
+        other.settle(&page(&items[..2]), ties, 60_000);
+        assert_eq!(other.gaps(Millis::MIN), vec![older]);
+        // A serial of a settled gap seen leaves its parts settled.
+        serials.observe(&page(&[(104, 35_000)]));
+        assert_eq!(serials.gaps(Millis::MIN), vec![younger]);
+        // The run goes with the serials around it.
+        serials.forget_before(45_000);
+        assert!(serials.settled.is_empty());
     }
 
     #[test]
