@@ -480,7 +480,9 @@ mod tests {
         };
         let ties = Some(Ordering::Greater);
         let mut serials = learnt(&items);
-        // Reserved within the second the key shows, 40 s is not before 40 s.
+        // The older gap's newer key, 40 s, may stand for a reservation made at 40.999 s: a
+        // read started a tolerance after 40 s settles neither gap, one a tolerance after 41 s
+        // the older.
         serials.settle(&page(&items), ties, 40_000);
         assert_eq!(serials.gaps(Millis::MIN), vec![older, younger]);
         serials.settle(&page(&items), ties, 41_000);
