@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Looks for broken rules: runs `ferret bench onair` on every listing made up to break the
-# detector (scenarios/made-up/*.toml) over a range of worlds, in real time and at ×20, and
-# prints one row per listing and scale for the ferret strategy. Rule breaks are rare (stop
-# 54 found one frame end slipped in 1,024 runs), so hunt over many seeds: a run takes about
-# a second.
+# detector (scenarios/made-up/*.toml, and scenarios/short-lived.toml, whose deep insertions
+# end early) over a range of worlds, in real time and at ×20, and prints one row per listing
+# and scale for the ferret strategy. Rule breaks are rare (stop 54 found one frame end
+# slipped in 1,024 runs), so hunt over many seeds: a run takes about a second.
 #
 #   scripts/hunt.sh [FERRET_BINARY] [FIRST_SEED] [LAST_SEED]   # default: target/release/ferret 1 8
 #
@@ -35,13 +35,13 @@ slipped = sum(r["slipped"] for r in runs)
 late_on = sum(r["on_air_p95"] > 20 for r in runs)
 worst_off = max(r["off_air_p95"] for r in runs)
 worlds = sum(m > 0 for m in missed)
-print(f"{name:<14} {len(runs):>6} {false:>6} {slipped:>8} {sum(missed):>7} ({worlds:>3}) {late_on:>11} {worst_off:>14.1f}")
+print(f"{name:<16} {len(runs):>6} {false:>6} {slipped:>8} {sum(missed):>7} ({worlds:>3}) {late_on:>11} {worst_off:>14.1f}")
 sys.exit(1 if false or slipped else 0)
 '
 
-printf '%-14s %6s %6s %8s %13s %11s %14s\n' listing worlds false slipped 'missed (w.)' 'On p95>20' 'Off p95 worst'
+printf '%-16s %6s %6s %8s %13s %11s %14s\n' listing worlds false slipped 'missed (w.)' 'On p95>20' 'Off p95 worst'
 status=0
-for scenario in "$root"/scenarios/made-up/*.toml; do
+for scenario in "$root"/scenarios/made-up/*.toml "$root"/scenarios/short-lived.toml; do
     for scale in 1 20; do
         name="$(basename "$scenario" .toml) ×$scale"
         for seed in $(seq "$first" "$last"); do
