@@ -23,6 +23,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::ops::RangeBounds;
 
 use crate::listing::second::KEY_RESOLUTION;
 use crate::listing::ties::split_serial;
@@ -175,23 +176,19 @@ impl Serials {
         };
         // Among equal keys the page may list smaller serials first: every serial it shows
         // lies between its smallest and its largest.
-        let low = places.iter().map(|&(_, serial)| serial).min().unwrap_or(0);
-        let high = places.iter().map(|&(_, serial)| serial).max().unwrap_or(0);
-        let seen: Vec<Place> = (self.seen.range(low..=high))
-            .map(|(&serial, &key)| (key, serial))
+        let serials = || places.iter().map(|&(_, serial)| serial);
+        let (Some(low), Some(high)) = (serials().min(), serials().max()) else {
+            return;
+        };
+        let proven: Vec<Gap> = (self.gaps_among(low..=high))
+            .filter(|gap| {
+                gap.newer.0 + KEY_RESOLUTION <= reserved_before
+                    && gap.proven_by(first, last, ties)
+                    && !self.is_settled(gap)
+            })
             .collect();
-        for pair in seen.windows(2) {
-            let gap = Gap {
-                older: pair[0],
-                newer: pair[1],
-            };
-            if gap.newer.1 > gap.older.1 + 1
-                && gap.newer.0 + KEY_RESOLUTION <= reserved_before
-                && gap.proven_by(first, last, ties)
-                && !self.is_settled(&gap)
-            {
-                self.settled.insert(gap.older.1 + 1, gap.newer.1 - 1);
-            }
+        for gap in proven {
+            self.settled.insert(gap.older.1 + 1, gap.newer.1 - 1);
         }
     }
 
@@ -221,21 +218,17 @@ impl Serials {
 
     /// The gaps whose newer key is `low` or later and that are not settled, oldest first.
     pub(super) fn gaps(&self, low: Millis) -> Vec<Gap> {
-        let mut gaps = Vec::new();
-        let mut previous: Option<(u64, Millis)> = None;
-        for (&serial, &key) in &self.seen {
-            if let Some((older, older_key)) = previous {
-                let gap = Gap {
-                    older: (older_key, older),
-                    newer: (key, serial),
-                };
-                if serial > older + 1 && key >= low && !self.is_settled(&gap) {
-                    gaps.push(gap);
-                }
-            }
-            previous = Some((serial, key));
-        }
-        gaps
+        self.gaps_among(..)
+            .filter(|gap| gap.newer.0 >= low && !self.is_settled(gap))
+            .collect()
+    }
+
+    /// The gaps between the serials kept in `serials`, oldest first, settled or not.
+    fn gaps_among(&self, serials: impl RangeBounds<u64>) -> impl Iterator<Item = Gap> + '_ {
+        let kept = (self.seen.range(serials)).map(|(&serial, &key)| (key, serial));
+        (kept.clone().zip(kept.skip(1)))
+            .map(|(older, newer)| Gap { older, newer })
+            .filter(|gap| gap.newer.1 > gap.older.1 + 1)
     }
 }
 
