@@ -540,6 +540,34 @@ fn an_empty_page_after_a_full_one_is_no_end_without_a_total() {
     assert_eq!(gone(&mut pager), Vec::<Arc<str>>::new());
 }
 
+/// Six pages of a listing without a total read at `t0`, the newest broadcast `age` old; two
+/// minutes later a read of page 4 finds the list five broadcasts further up (the five at its
+/// top before, positions 54–58, ended unseen). The pages predicted for the broadcast at
+/// position 92 before that read and after it.
+fn predicted_after_ends_unseen(age: Millis) -> (u32, u32) {
+    let mut pager = FerretPager::new(Params::default(), Book::new());
+    let t0: Millis = 1_000 * 60 * MINUTE;
+    let items: Vec<Listed> = (0..108).map(|i| item(t0 - age - i * SECOND)).collect();
+    for (page, shown) in (1..).zip(items.chunks(18)) {
+        read_without_total(&mut pager, t0, page, shown);
+    }
+    let before = pager.predict(items[92].key);
+    read_without_total(&mut pager, t0 + 2 * MINUTE, 4, &items[59..77]);
+    (before, pager.predict(items[92].key))
+}
+
+/// A key a frame old or older (a boundary read's) is counted from the freshest page read
+/// near it ([`FerretPager::anchor`]): after page 4's read the broadcast at position 92 is at
+/// 87, on page 5, and not where page 6's older read left it. A key of the recent region is
+/// still counted from the nearest page read: between two pages there, what the book has not
+/// seen is the deep insertions between them.
+#[test]
+fn an_old_key_is_counted_from_the_freshest_page_near_it() {
+    let frame = Params::default().frame;
+    assert_eq!(predicted_after_ends_unseen(frame + MINUTE), (6, 5));
+    assert_eq!(predicted_after_ends_unseen(MINUTE), (6, 6));
+}
+
 /// The end of a listing without a total is proven by its last page, short, read twice
 /// with the same last item (a head read in between leaves the check be) and then the
 /// page after it empty: the two broadcasts that were below it are gone.
