@@ -149,8 +149,8 @@ struct PageRange {
 /// 30-minute frame): a listing run time-compressed moves as many pages a frame.
 const MAP_FRESH_PER_FRAME: Millis = 10;
 
-/// A key a frame old or older is counted from the freshest page read within this many pages
-/// of it ([`FerretPager::anchor`]).
+/// Without a total, a key a frame old or older is counted from the freshest page read within
+/// this many pages of it ([`FerretPager::anchor`]).
 const ANCHOR_PAGES: u64 = 2;
 
 /// The keys of the book's broadcasts, ascending, for the predictions of one decision
@@ -658,12 +658,12 @@ impl FerretPager {
     /// counted up from the end ([`FerretPager::position_from_end`]). Else it is counted down
     /// from the top, the book's broadcasts above the key corrected by what a recent page near
     /// it showed the book did not know above it ([`PageRange::unknown_above`],
-    /// [`FerretPager::anchor`]). Since that
-    /// read, starts above the key pushed it down and ends pulled it up: the book knows the
-    /// starts the head saw and the ends it proved, and counts a broadcast past its boundary as
-    /// ended; what it does not know (deep insertions, unproven ends) is taken as it was at the
-    /// read. The page that held the key, as it was read, lagged the list by up to six pages at
-    /// the peak, and a round of the sweep sized by it crawled.
+    /// [`FerretPager::anchor`]). Since that read, starts above the key pushed it down and
+    /// ends pulled it up: the book knows the starts the head saw and the ends it proved, and
+    /// counts a broadcast past its boundary as ended; what it does not know (deep insertions,
+    /// unproven ends) is taken as it was at the read. The page that held the key, as it was
+    /// read, lagged the list by up to six pages at the peak, and a round of the sweep sized by
+    /// it crawled.
     fn predict(&self, key: Millis) -> u32 {
         self.predict_by(&self.counts(), key)
     }
