@@ -714,12 +714,8 @@ impl FerretPager {
         }
         let reach = ANCHOR_PAGES * u64::from(self.per_page);
         let near = |range: &PageRange| {
-            // Not `clamp`: a listing may show a page out of order.
-            let edge = if key > range.newest {
-                range.newest
-            } else {
-                key.max(range.oldest)
-            };
+            // The range's key closest to `key` (`clamp` would panic on a page out of order).
+            let edge = key.min(range.newest).max(range.oldest);
             counts.below(key.max(edge)) - counts.below(key.min(edge)) <= reach
         };
         (self.map.values())
