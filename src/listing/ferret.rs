@@ -483,7 +483,9 @@ impl FerretPager {
     /// `before`): one within the grace after a frame boundary of its key is a frame end as
     /// far as the detector knows, late by its time since that boundary. (An early end proven
     /// by a boundary read counts too: the detector cannot tell it apart. One in the first
-    /// frame, or more than the grace after a boundary, is not a frame end's.)
+    /// frame, or more than the grace after a boundary, is not a frame end's.) The time is
+    /// counted from where in the key's second frames end on the mean
+    /// ([`FrameEnds::mean_offset`]), as the Off Air goal counts it from the frame's real end.
     ///
     /// Each Off Air also tells [`FrameEnds`] whether a broadcast seen within its boundary's
     /// second ended there.
@@ -497,7 +499,9 @@ impl FerretPager {
             let boundaries = (event.at - event.item.key) / frame;
             let latency = event.at - (event.item.key + boundaries * frame);
             if event.kind == EventKind::OffAir && boundaries >= 1 && latency <= grace {
-                moved |= self.share.frame_end(latency);
+                moved |= self
+                    .share
+                    .frame_end(latency - self.frame_ends.mean_offset());
             }
         }
         if moved {

@@ -177,6 +177,20 @@ impl FrameEnds {
         !self.shown.broken && self.shown.outlived >= TRUST_AFTER
     }
 
+    /// How long after the boundary its key gives a frame ends on the mean, as far as the key
+    /// tells: half its second where reservations keep their milliseconds, none once frames
+    /// are trusted to end on the second. (A listing's lateness is not counted: the frame has
+    /// ended all the same.) On `peak2009` at ×20 that half second is 10 s of the real
+    /// listing's: the sweep's share, steered on the latency from the boundary itself, settled
+    /// 0.03 lower than in real time for the same Off Air p95.
+    pub(crate) fn mean_offset(&self) -> Millis {
+        if self.trusted() {
+            0
+        } else {
+            KEY_RESOLUTION / 2
+        }
+    }
+
     /// How long after the boundary its key gives a frame may end: a quarter more than the
     /// lateness shown, up to `watch`, once the listing has shown one; else the key's second,
     /// or none once frames are trusted to end on it.

@@ -1802,14 +1802,15 @@ fn rounds_aimed_at_the_serials_not_seen_find_what_full_rounds_find() {
 
 /// A listing without a total aims its rounds too. Its pages' places are counted from the top
 /// there, and were once thought too rough to aim by; the reads step to the gap as anywhere
-/// else. On this world (seed 2) full rounds miss a start within the tolerance and aimed
-/// rounds none (seeds 1–40: worlds with a miss 8 → 0 in real time, 23 → 0 at ×20). The Off
-/// Air p95 stays within the goal, about full rounds' (107.0 s against 103.3 s here).
+/// else. On this world (seed 12) full rounds miss two starts within the tolerance and aimed
+/// rounds none (seeds 1–40 when they were built: worlds with a miss 8 → 0 in real time,
+/// 23 → 0 at ×20). The Off Air p95 stays within the goal, about full rounds' (106.0 s
+/// against 107.7 s here).
 #[test]
 fn rounds_aimed_without_a_total_find_what_full_rounds_miss() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.total = false;
-    scenario.seed = 2;
+    scenario.seed = 12;
     aimed_rounds_find_what_full_rounds_miss(&scenario);
 }
 

@@ -248,6 +248,47 @@ fn frame_ends_move_budget_between_the_sweep_and_the_boundary_reads() {
     assert!(pager.sweep_budget.spacing > sweep, "the sweep's slower");
 }
 
+/// The Off Air goal times a frame end from the frame's real end, which a whole-second key
+/// gives only to its second: where reservations keep their milliseconds, a frame ends half a
+/// second after the boundary its key gives on the mean, and the share is steered on the
+/// latency from there. An end proven 10.3 s after that boundary is then in time for a target
+/// of 10 s; once frames are trusted to end on the second, it is late.
+#[test]
+fn the_share_is_steered_on_the_latency_from_the_middle_of_the_keys_second() {
+    for trusted in [false, true] {
+        let params = Params {
+            off_air_target: 10 * SECOND,
+            ..Params::default()
+        };
+        let frame = params.frame;
+        let mut pager = FerretPager::new(params, Book::default());
+        if trusted {
+            let trust_after = crate::listing::second::TRUST_AFTER;
+            pager.frame_ends.restore_on_the_second(OnTheSecond {
+                outlived: trust_after,
+                broken: false,
+            });
+        }
+        let start = pager.share.share;
+        let listed = |keys: &[Millis]| keys.iter().rev().map(|&key| item(key * SECOND)).collect();
+        let all: Vec<Millis> = (1..=30).collect();
+        read(&mut pager, 31 * SECOND, 1, 30, listed(&all));
+        // All but the newest outlive their boundaries; the newest is proven gone 10.3 s
+        // after its own.
+        read(&mut pager, 40_300 + frame, 1, 29, listed(&all[..29]));
+        let ends: Vec<Event> = std::iter::from_fn(|| pager.poll_event())
+            .filter(|event| event.kind == EventKind::OffAir)
+            .collect();
+        assert_eq!(ends.len(), 1);
+        assert_eq!(ends[0].item.key, 30 * SECOND);
+        if trusted {
+            assert!(pager.share.share < start, "late: {}", pager.share.share);
+        } else {
+            assert!(pager.share.share > start, "in time: {}", pager.share.share);
+        }
+    }
+}
+
 /// A `pubDate` has whole seconds, so a frame may end up to a second after the boundary
 /// its key gives. Seen on air within that second, a broadcast is still due at the
 /// boundary; seen after it, it outlived the boundary and is due at the next one. A read
