@@ -53,10 +53,11 @@
 //!   aims too: its pages' places are counted from the top, and the reads step to the gap as
 //!   they do anywhere.
 //! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
-//!   boundary tells how late it came after that boundary. Past `off_air_target` (110 s of a
-//!   30-minute frame) it moves a little of the budget from the sweep to the head and boundary
-//!   reads; in time, a twentieth as much back ([`ShareControl`]). So the share settles where
-//!   one frame end in twenty comes later than the target, from
+//!   boundary tells how late it came after that boundary (counted from where in its key's
+//!   second the frame ends on the mean, [`FrameEnds::mean_offset`]). Past `off_air_target`
+//!   (110 s of a 30-minute frame) it moves a little of the budget from the sweep to the head
+//!   and boundary reads; in time, a twentieth as much back ([`ShareControl`]). So the share
+//!   settles where one frame end in twenty comes later than the target, from
 //!   [`SHARE_FALL`](share::SHARE_FALL) under `sweep_share` to
 //!   [`SHARE_RISE`](share::SHARE_RISE) over it; a head sweep that starts late counts as a
 //!   late end. A listing whose ends are proven early spends the margin on deep insertions,
