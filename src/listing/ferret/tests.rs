@@ -1,5 +1,6 @@
 use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP};
 use super::*;
+use crate::listing::second::TRUST_AFTER;
 use crate::listing::{spacing_for, EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
 
 fn item(key: Millis) -> Listed {
@@ -263,9 +264,8 @@ fn the_share_is_steered_on_the_latency_from_the_middle_of_the_keys_second() {
         let frame = params.frame;
         let mut pager = FerretPager::new(params, Book::default());
         if trusted {
-            let trust_after = crate::listing::second::TRUST_AFTER;
             pager.frame_ends.restore_on_the_second(OnTheSecond {
-                outlived: trust_after,
+                outlived: TRUST_AFTER,
                 broken: false,
             });
         }
@@ -1022,10 +1022,9 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         let pager = FerretPager::new(params.clone(), Book::new()).resume(last_read, Some(memory));
         pager.frame_ends.window()
     };
-    let trust_after = crate::listing::second::TRUST_AFTER;
-    assert_eq!(on_the_second(trust_after, false), 0);
-    assert_eq!(on_the_second(trust_after - 1, false), KEY_RESOLUTION);
-    assert_eq!(on_the_second(trust_after, true), KEY_RESOLUTION);
+    assert_eq!(on_the_second(TRUST_AFTER, false), 0);
+    assert_eq!(on_the_second(TRUST_AFTER - 1, false), KEY_RESOLUTION);
+    assert_eq!(on_the_second(TRUST_AFTER, true), KEY_RESOLUTION);
     let fresh = Memory {
         round_at: None,
         sweep_share: params.sweep_share,
