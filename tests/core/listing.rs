@@ -1106,6 +1106,44 @@ fn sim_pages_are_sorted_and_continue_each_other() {
     assert!(keys.windows(2).any(|pair| pair[0] == pair[1]));
 }
 
+/// A listing whose numbers have holes skips about the share asked for, and is otherwise the
+/// same world: the same broadcasts at the same times, numbered in the same order.
+#[test]
+fn sim_leaves_the_share_of_numbers_asked_for_unlisted() {
+    let plain = peak2009();
+    let mut scenario = plain.clone();
+    scenario.unlisted_numbers = 0.25;
+    let t0 = scenario.virtual_t0();
+    let world = World::new(&scenario, t0, HOUR);
+    let same = World::new(&plain, t0, HOUR);
+    let (all, before) = (world.broadcasts(), same.broadcasts());
+    assert_eq!(all.len(), before.len());
+    for (b, was) in all.iter().zip(before) {
+        assert_eq!(
+            (b.key, b.reserved, b.start, b.end),
+            (was.key, was.reserved, was.start, was.end)
+        );
+        assert_eq!(world.broadcast(b.number), Some(b));
+    }
+    assert!(all.windows(2).all(|pair| pair[1].number > pair[0].number));
+    let numbers = all.last().unwrap().number - all[0].number + 1;
+    let unlisted = 1.0 - all.len() as f64 / numbers as f64;
+    assert!(
+        (0.23..=0.27).contains(&unlisted),
+        "unlisted share {unlisted}"
+    );
+    // A number never listed is no broadcast.
+    let skipped = (all[0].number..)
+        .find(|&n| world.broadcast(n).is_none())
+        .unwrap();
+    assert!(skipped < all.last().unwrap().number);
+    scenario.unlisted_numbers = 1.0;
+    assert!(scenario
+        .validate()
+        .unwrap_err()
+        .contains("unlisted_numbers"));
+}
+
 /// A listing that lists equal keys smaller number first (in the order they were reserved)
 /// does so on every page, and its pages and positions still continue each other.
 #[test]

@@ -92,11 +92,18 @@ pub struct World {
 /// The first broadcast number, so that ids look like the real ones.
 const FIRST_NUMBER: u64 = 10_000_000;
 
+/// Mixed into the seed of the generator that skips numbers ([`Scenario::unlisted_numbers`]).
+const HOLES_STREAM: u64 = 0x6e75_6d62_6572_7321;
+
 impl World {
     /// Generates the world from `t0 − (longest broadcast)` to `t0 + span`, and moves it to
     /// `t0`, when the listing is in its steady state.
     pub fn new(scenario: &Scenario, t0: Millis, span: Millis) -> World {
         let mut rng = SmallRng::seed_from_u64(scenario.seed);
+        // The numbers skipped draw from a generator of their own, so that a world without
+        // holes is the same world it was before the option.
+        let mut holes = SmallRng::seed_from_u64(scenario.seed ^ HOLES_STREAM);
+        let mut next_number = FIRST_NUMBER;
         let frame = scenario.frame().max(1);
         let longest = (scenario.ends.max_hours * HOUR as f64) as Millis;
         let max_extensions = ((longest / frame) - 1).max(0) as u32;
@@ -125,14 +132,20 @@ impl World {
             };
             let start = reserved + gap(&scenario.gaps, &mut rng);
             let (end, ending) = ending(scenario, reserved, start, frame, max_extensions, &mut rng);
+            if scenario.unlisted_numbers > 0.0 {
+                while holes.random::<f64>() < scenario.unlisted_numbers {
+                    next_number += 1;
+                }
+            }
             broadcasts.push(Broadcast {
-                number: FIRST_NUMBER + broadcasts.len() as u64,
+                number: next_number,
                 key,
                 reserved,
                 start,
                 end,
                 ending,
             });
+            next_number += 1;
         }
         let mut starts: Vec<usize> = (0..broadcasts.len()).collect();
         starts.sort_by_key(|&i| (broadcasts[i].start, i));
@@ -167,8 +180,11 @@ impl World {
 
     /// The broadcast with this number.
     pub fn broadcast(&self, number: u64) -> Option<&Broadcast> {
-        let index = number.checked_sub(FIRST_NUMBER)?;
-        self.broadcasts.get(usize::try_from(index).ok()?)
+        let index = self
+            .broadcasts
+            .binary_search_by_key(&number, |broadcast| broadcast.number)
+            .ok()?;
+        Some(&self.broadcasts[index])
     }
 
     /// The scenario the world was made from.

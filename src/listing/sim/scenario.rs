@@ -33,6 +33,11 @@ pub struct Scenario {
     /// default.
     #[serde(default)]
     pub smaller_number_first: bool,
+    /// The share of broadcast numbers never listed, as on a listing whose numbers are shared
+    /// with another channel's broadcasts or handed to reservations later cancelled: each
+    /// number is skipped with this probability, so the listed ones have holes between them.
+    #[serde(default)]
+    pub unlisted_numbers: f64,
     /// Start rates.
     pub starts: Starts,
     /// How broadcasts end.
@@ -245,6 +250,7 @@ impl Scenario {
             warmup_minutes: default_warmup_minutes(),
             whole_second_reservations: false,
             smaller_number_first: false,
+            unlisted_numbers: 0.0,
             starts: Starts {
                 off_peak_per_hour: 700.0,
                 peak_per_hour: 2_200.0,
@@ -301,6 +307,10 @@ impl Scenario {
         };
         let share = |x: f64| (0.0..=1.0).contains(&x);
         check(self.per_page >= 1, "per_page: must be ≥ 1");
+        check(
+            (0.0..=0.99).contains(&self.unlisted_numbers),
+            "unlisted_numbers: must lie in [0, 0.99]",
+        );
         check(
             (1.0 / 60.0..=1_440.0).contains(&self.frame_minutes),
             "frame_minutes: must lie between 1 second and 24 hours",
