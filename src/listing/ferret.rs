@@ -49,7 +49,8 @@
 //!   beyond the tolerance, and the rounds leave it to the rest of the sweep. Off where the
 //!   pages show ids that are not such serials, and until the serials seen reach below the
 //!   region (a new detector's first reading of the list teaches them; a resumed one takes
-//!   them from its book); `serial_rounds = false` turns it off. A listing without a total
+//!   them from its book), and while the serials have many holes, numbers never listed
+//!   ([`serials::Holes`]); `serial_rounds = false` turns it off. A listing without a total
 //!   aims too: its pages' places are counted from the top, and the reads step to the gap as
 //!   they do anywhere.
 //! - **The sweep's share steered by how late the detector is.** Every Off Air after a frame
@@ -92,7 +93,7 @@ use super::{
     ReadOutcome, ReadTime, HOUR,
 };
 use end::{beyond_short_page, EndCheck, TotalTrust};
-use serials::{serial_of, Aim, AimedRound, Gap, Place, Serials};
+use serials::{serial_of, Aim, AimedRound, Gap, Holes, Place, Serials};
 use share::ShareControl;
 
 /// Why a read was made.
@@ -354,6 +355,8 @@ pub struct FerretPager {
     serials: Serials,
     /// The round aimed at the gaps under way, or the latest.
     aimed: AimedRound,
+    /// How many serials go unseen: where many do, rounds read every page.
+    holes: Holes,
 }
 
 impl FerretPager {
@@ -415,6 +418,7 @@ impl FerretPager {
             frame_ends,
             serials,
             aimed: AimedRound::default(),
+            holes: Holes::default(),
         }
     }
 
@@ -883,6 +887,7 @@ impl FerretPager {
         let oldest = self.recent_region_oldest(self.now);
         self.params.serial_rounds
             && self.serials.on(self.per_page)
+            && !self.holes.many()
             && self.serials.oldest().is_some_and(|key| key < oldest)
     }
 
@@ -1136,6 +1141,8 @@ impl FerretPager {
                 self.rest_walk.restart();
             }
         }
+        let tolerance = self.params.tolerance;
+        (self.holes).sample(&self.serials, now - 3 * tolerance..now - tolerance);
         self.in_round = false;
         self.rest_credit += (self.recent_reads / (REST_EVERY - 1)).max(1);
         self.recent_reads = 0;
