@@ -1970,7 +1970,7 @@ fn rounds_leave_the_gaps_settled_past_the_tolerance() {
 /// numbers never listed). Aimed at the serials not seen, rounds found a gap on nearly every
 /// page, paid tries at every page boundary where one sat, and came minutes apart: seeds 1–64
 /// missed 35 starts within the tolerance, this world (seed 59) 2. Counting how many serials
-/// go unseen, ferret reads every page of a round where more than 6 % do (15 on seeds 1–64).
+/// go unseen, ferret reads every page of a round where more than 6 % do (7 on seeds 1–64).
 #[test]
 fn rounds_read_every_page_where_the_numbers_have_holes() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/holes.toml");

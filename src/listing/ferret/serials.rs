@@ -143,8 +143,16 @@ const HOLES_MEMORY: u64 = 4_000;
 impl Holes {
     /// Counts the serials with keys in `keys` not counted yet (the span from the smallest to
     /// the largest seen there, and those of it never seen).
+    ///
+    /// The first call counts nothing: it starts the count at the end of `keys`. The serials
+    /// a detector learns from its book or its first reading are those on air, and the
+    /// broadcasts that ended before it started (or while it was down) would count as holes.
     pub(super) fn sample(&mut self, serials: &Serials, keys: Range<Millis>) {
-        let from = self.counted_to.map_or(keys.start, |to| to.max(keys.start));
+        let Some(counted_to) = self.counted_to else {
+            self.counted_to = Some(keys.end);
+            return;
+        };
+        let from = counted_to.max(keys.start);
         let mut seen = (serials.seen.iter()).filter(|&(_, key)| (from..keys.end).contains(key));
         let Some((&low, _)) = seen.next() else {
             return;
@@ -599,8 +607,11 @@ mod tests {
             learnt(&listed)
         };
         let mut holes = Holes::default();
+        // The first sample starts the count.
+        holes.sample(&listing(1, 0..1300), 0..1000);
+        assert_eq!((holes.span, holes.unseen), (0, 0));
         // One in ten unseen, but fewer counted than it takes to say.
-        holes.sample(&listing(1, 1000..1300), 1000..1300);
+        holes.sample(&listing(1, 0..1300), 0..1300);
         assert_eq!((holes.span, holes.unseen), (299, 29));
         assert!(!holes.many());
         // The same keys again count nothing; the next ones count.
@@ -610,7 +621,10 @@ mod tests {
         assert!(holes.span >= HOLES_COUNTED, "{holes:?}");
         assert!(holes.many());
         // One in a hundred unseen, a listing as the simulator's: never many.
-        let mut few = Holes::default();
+        let mut few = Holes {
+            counted_to: Some(0),
+            ..Holes::default()
+        };
         let listed: Vec<(u64, Millis)> = (1000..3000)
             .rev()
             .filter(|serial| serial % 100 != 7)
