@@ -1957,10 +1957,16 @@ fn sim_run_ferret_reads_below_a_region_cut_short() {
 /// This world (seed 46) missed 3 before.
 #[test]
 fn rounds_leave_the_gaps_settled_past_the_tolerance() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/short-lived.toml");
+    ferret_keeps_the_rules_on_a_shipped_scenario("short-lived.toml", 46);
+}
+
+/// Runs ferret for three hours on world `seed` of `scenarios/{file}` and checks the rules and
+/// the Off Air bound.
+fn ferret_keeps_the_rules_on_a_shipped_scenario(file: &str, seed: u64) {
+    let path = format!("{}/scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
     let mut scenario = Scenario::from_toml(&text).unwrap();
-    scenario.seed = 46;
+    scenario.seed = seed;
     let report = sim::run(Strategy::Ferret, &Params::default(), &scenario, 3 * HOUR);
     assert!(report.keeps_the_rules(), "{report:#?}");
     assert!(report.off_air_p95 <= 120.0, "{report:#?}");
@@ -1973,13 +1979,7 @@ fn rounds_leave_the_gaps_settled_past_the_tolerance() {
 /// go unseen, ferret reads every page of a round where more than 6 % do (7 on seeds 1–64).
 #[test]
 fn rounds_read_every_page_where_the_numbers_have_holes() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/holes.toml");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut scenario = Scenario::from_toml(&text).unwrap();
-    scenario.seed = 59;
-    let report = sim::run(Strategy::Ferret, &Params::default(), &scenario, 3 * HOUR);
-    assert!(report.keeps_the_rules(), "{report:#?}");
-    assert!(report.off_air_p95 <= 120.0, "{report:#?}");
+    ferret_keeps_the_rules_on_a_shipped_scenario("holes.toml", 59);
 }
 
 /// Restarted every twenty minutes and down a minute each time, ferret given what it had
