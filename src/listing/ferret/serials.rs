@@ -136,7 +136,7 @@ pub(super) struct Holes {
 const HOLES_SHARE: f64 = 0.06;
 
 /// Serials [`Holes`] counts before it says whether there are many: about fifteen minutes of
-/// `peak2009`'s evening, and the first round's count on a detector that has read the list.
+/// `peak2009`'s evening.
 const HOLES_COUNTED: u64 = 500;
 
 /// Serials [`Holes`] counts before it halves its counts, so that it follows a listing that
