@@ -132,10 +132,8 @@ impl World {
             };
             let start = reserved + gap(&scenario.gaps, &mut rng);
             let (end, ending) = ending(scenario, reserved, start, frame, max_extensions, &mut rng);
-            if scenario.unlisted_numbers > 0.0 {
-                while holes.random::<f64>() < scenario.unlisted_numbers {
-                    next_number += 1;
-                }
+            while holes.random::<f64>() < scenario.unlisted_numbers {
+                next_number += 1;
             }
             broadcasts.push(Broadcast {
                 number: next_number,
