@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Looks for broken rules: runs `ferret bench onair` on every listing made up to break the
 # detector (scenarios/made-up/*.toml; scenarios/short-lived.toml, whose deep insertions end
-# early; scenarios/holes.toml, whose numbers have holes) over a range of worlds, in real time
-# and at ×20, and prints one row per listing and scale for the ferret strategy. Rule breaks
-# are rare (stop 54 found one frame end slipped in 1,024 runs), so hunt over many seeds: a
-# run takes about a second.
+# early; scenarios/holes.toml, whose numbers have holes; scenarios/numbered-at-start.toml,
+# whose numbers follow the starts) over a range of worlds, in real time and at ×20, and
+# prints one row per listing and scale for the ferret strategy. Rule breaks are rare (stop 54
+# found one frame end slipped in 1,024 runs), so hunt over many seeds: a run takes about a
+# second.
 #
 #   scripts/hunt.sh [FERRET_BINARY] [FIRST_SEED] [LAST_SEED]   # default: target/release/ferret 1 8
 #
@@ -42,7 +43,7 @@ sys.exit(1 if false or slipped else 0)
 
 printf '%-16s %6s %6s %8s %13s %11s %14s\n' listing worlds false slipped 'missed (w.)' 'On p95>20' 'Off p95 worst'
 status=0
-for scenario in "$root"/scenarios/made-up/*.toml "$root"/scenarios/{short-lived,holes}.toml; do
+for scenario in "$root"/scenarios/made-up/*.toml "$root"/scenarios/{short-lived,holes,numbered-at-start}.toml; do
     for scale in 1 20; do
         name="$(basename "$scenario" .toml) ×$scale"
         for seed in $(seq "$first" "$last"); do

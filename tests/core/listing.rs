@@ -1144,6 +1144,41 @@ fn sim_leaves_the_share_of_numbers_asked_for_unlisted() {
         .contains("unlisted_numbers"));
 }
 
+/// A listing that numbers its broadcasts as they start numbers them in the order they
+/// start, and is otherwise the same world: the same broadcasts at the same times. A
+/// broadcast that starts late has a larger number than some reserved after it.
+#[test]
+fn sim_numbers_broadcasts_as_they_start_when_asked() {
+    let plain = peak2009();
+    let mut scenario = plain.clone();
+    scenario.numbered_at_start = true;
+    let t0 = scenario.virtual_t0();
+    let world = World::new(&scenario, t0, HOUR);
+    let same = World::new(&plain, t0, HOUR);
+    let (all, before) = (world.broadcasts(), same.broadcasts());
+    assert_eq!(all.len(), before.len());
+    for (b, was) in all.iter().zip(before) {
+        assert_eq!(
+            (b.key, b.reserved, b.start, b.end),
+            (was.key, was.reserved, was.start, was.end)
+        );
+        assert_eq!(world.broadcast(b.number), Some(b));
+    }
+    let mut by_start: Vec<&Broadcast> = all.iter().collect();
+    by_start.sort_by_key(|b| b.number);
+    assert!(by_start
+        .windows(2)
+        .all(|pair| pair[0].start <= pair[1].start));
+    assert!(all.windows(2).any(|pair| pair[1].number < pair[0].number));
+    // Numbered without holes: every number from the first to the last is a broadcast.
+    let first = by_start[0].number;
+    assert_eq!(
+        by_start.last().unwrap().number,
+        first + all.len() as u64 - 1
+    );
+    assert_eq!(world.broadcast(first + all.len() as u64), None);
+}
+
 /// A listing that lists equal keys smaller number first (in the order they were reserved)
 /// does so on every page, and its pages and positions still continue each other.
 #[test]
@@ -1980,6 +2015,27 @@ fn ferret_keeps_the_rules_on_a_shipped_scenario(file: &str, seed: u64) {
 #[test]
 fn rounds_read_every_page_where_the_numbers_have_holes() {
     ferret_keeps_the_rules_on_a_shipped_scenario("holes.toml", 59);
+}
+
+/// A listing that numbers its broadcasts as they start (`scenarios/numbered-at-start.toml`):
+/// a late start has a larger serial than broadcasts reserved after it, so a serial not seen
+/// between two seen ones is no broadcast yet to start. The first page that shows one turns
+/// the serials off, before any round aims at them: ferret reads exactly as with
+/// `serial_rounds` off, and keeps the rules.
+#[test]
+fn rounds_read_every_page_where_ids_are_numbered_at_start() {
+    ferret_keeps_the_rules_on_a_shipped_scenario("numbered-at-start.toml", 1);
+    let path = format!(
+        "{}/scenarios/numbered-at-start.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let scenario = Scenario::from_toml(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let full = Params {
+        serial_rounds: false,
+        ..Params::default()
+    };
+    let run = |params: &Params| sim::run(Strategy::Ferret, params, &scenario, HOUR);
+    assert_eq!(run(&Params::default()), run(&full));
 }
 
 /// Restarted every twenty minutes and down a minute each time, ferret given what it had

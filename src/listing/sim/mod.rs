@@ -100,10 +100,6 @@ impl World {
     /// `t0`, when the listing is in its steady state.
     pub fn new(scenario: &Scenario, t0: Millis, span: Millis) -> World {
         let mut rng = SmallRng::seed_from_u64(scenario.seed);
-        // The numbers skipped draw from a generator of their own, so that a world without
-        // holes is the same world it was before the option.
-        let mut holes = SmallRng::seed_from_u64(scenario.seed ^ HOLES_STREAM);
-        let mut next_number = FIRST_NUMBER;
         let frame = scenario.frame().max(1);
         let longest = (scenario.ends.max_hours * HOUR as f64) as Millis;
         let max_extensions = ((longest / frame) - 1).max(0) as u32;
@@ -132,21 +128,18 @@ impl World {
             };
             let start = reserved + gap(&scenario.gaps, &mut rng);
             let (end, ending) = ending(scenario, reserved, start, frame, max_extensions, &mut rng);
-            while holes.random::<f64>() < scenario.unlisted_numbers {
-                next_number += 1;
-            }
             broadcasts.push(Broadcast {
-                number: next_number,
+                number: 0,
                 key,
                 reserved,
                 start,
                 end,
                 ending,
             });
-            next_number += 1;
         }
         let mut starts: Vec<usize> = (0..broadcasts.len()).collect();
         starts.sort_by_key(|&i| (broadcasts[i].start, i));
+        number(&mut broadcasts, &starts, scenario);
         let mut ends = starts.clone();
         ends.sort_by_key(|&i| (broadcasts[i].end, i));
         let mut world = World {
@@ -178,10 +171,17 @@ impl World {
 
     /// The broadcast with this number.
     pub fn broadcast(&self, number: u64) -> Option<&Broadcast> {
-        let index = self
-            .broadcasts
-            .binary_search_by_key(&number, |broadcast| broadcast.number)
-            .ok()?;
+        let index = if self.scenario.numbered_at_start {
+            let at = self
+                .starts
+                .binary_search_by_key(&number, |&i| self.broadcasts[i].number)
+                .ok()?;
+            self.starts[at]
+        } else {
+            self.broadcasts
+                .binary_search_by_key(&number, |broadcast| broadcast.number)
+                .ok()?
+        };
         Some(&self.broadcasts[index])
     }
 
@@ -474,6 +474,28 @@ pub enum Served {
     Failed,
     /// It holds the request this long, then answers with an error.
     Hung(Millis),
+}
+
+/// Numbers the broadcasts in the order they were reserved, or, with
+/// [`Scenario::numbered_at_start`], in the order they start (`starts`), skipping the share
+/// [`Scenario::unlisted_numbers`] asks for.
+fn number(broadcasts: &mut [Broadcast], starts: &[usize], scenario: &Scenario) {
+    // The numbers skipped draw from a generator of their own, so that a world without holes
+    // is the same world it was before the option.
+    let mut holes = SmallRng::seed_from_u64(scenario.seed ^ HOLES_STREAM);
+    let mut next = FIRST_NUMBER;
+    let mut give = |broadcast: &mut Broadcast| {
+        while holes.random::<f64>() < scenario.unlisted_numbers {
+            next += 1;
+        }
+        broadcast.number = next;
+        next += 1;
+    };
+    if scenario.numbered_at_start {
+        starts.iter().for_each(|&i| give(&mut broadcasts[i]));
+    } else {
+        broadcasts.iter_mut().for_each(give);
+    }
 }
 
 fn gap(bands: &[GapBand], rng: &mut SmallRng) -> Millis {

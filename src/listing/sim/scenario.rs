@@ -38,6 +38,12 @@ pub struct Scenario {
     /// number is skipped with this probability, so the listed ones have holes between them.
     #[serde(default)]
     pub unlisted_numbers: f64,
+    /// Whether broadcast numbers are handed out as broadcasts start, not as they are
+    /// reserved: a broadcast that starts late then has a larger number than those reserved
+    /// after it, as on a listing that numbers what it lists. Niconico numbered reservations,
+    /// and so does the simulator by default.
+    #[serde(default)]
+    pub numbered_at_start: bool,
     /// Start rates.
     pub starts: Starts,
     /// How broadcasts end.
@@ -251,6 +257,7 @@ impl Scenario {
             whole_second_reservations: false,
             smaller_number_first: false,
             unlisted_numbers: 0.0,
+            numbered_at_start: false,
             starts: Starts {
                 off_peak_per_hour: 700.0,
                 peak_per_hour: 2_200.0,
