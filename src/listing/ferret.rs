@@ -1657,6 +1657,7 @@ impl Pager for FerretPager {
             if self.round_at.is_some_and(|at| at > now) {
                 self.round_at = None;
             }
+            self.holes.start(now);
             self.first_reading(now);
         }
         self.now = self.now.max(now);

@@ -144,15 +144,19 @@ const HOLES_COUNTED: u64 = 500;
 const HOLES_MEMORY: u64 = 4_000;
 
 impl Holes {
+    /// Starts the count at `at`, the detector's first read. Only keys from then on count: the
+    /// serials it learns from its book or its first reading are those on air, and the
+    /// broadcasts reserved before it started (or while it was down) that ended before it
+    /// read them would count as holes.
+    pub(super) fn start(&mut self, at: Millis) {
+        self.counted_to = Some(at);
+    }
+
     /// Counts the serials with keys in `keys` not counted yet (the span from the smallest to
-    /// the largest seen there, and those of it never seen).
-    ///
-    /// The first call counts nothing: it starts the count at the end of `keys`. The serials
-    /// a detector learns from its book or its first reading are those on air, and the
-    /// broadcasts that ended before it started (or while it was down) would count as holes.
+    /// the largest seen there, and those of it never seen), once the count has started
+    /// ([`Holes::start`]).
     pub(super) fn sample(&mut self, serials: &Serials, keys: Range<Millis>) {
         let Some(counted_to) = self.counted_to else {
-            self.counted_to = Some(keys.end);
             return;
         };
         let from = counted_to.max(keys.start);
@@ -610,10 +614,12 @@ mod tests {
             learnt(&listed)
         };
         let mut holes = Holes::default();
-        // The first sample starts the count.
-        holes.sample(&listing(1, 0..1300), 0..1000);
+        // Nothing counts before the count starts (at the detector's first read).
+        holes.sample(&listing(1, 0..1300), 0..1300);
         assert_eq!((holes.span, holes.unseen), (0, 0));
-        // One in ten unseen, but fewer counted than it takes to say.
+        // Started at 1000, only keys from then on count: one in ten unseen, but fewer
+        // counted than it takes to say.
+        holes.start(1000);
         holes.sample(&listing(1, 0..1300), 0..1300);
         assert_eq!((holes.span, holes.unseen), (299, 29));
         assert!(!holes.many());
@@ -624,10 +630,8 @@ mod tests {
         assert!(holes.span >= HOLES_COUNTED, "{holes:?}");
         assert!(holes.many());
         // One in a hundred unseen, a listing as the simulator's: never many.
-        let mut few = Holes {
-            counted_to: Some(0),
-            ..Holes::default()
-        };
+        let mut few = Holes::default();
+        few.start(0);
         let listed: Vec<(u64, Millis)> = (1000..3000)
             .rev()
             .filter(|serial| serial % 100 != 7)
