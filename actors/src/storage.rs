@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use ferret::listing::{BookEntry, Event, EventKind, Listed, Memory, OnTheSecond, TieOrder};
+use ferret::listing::{
+    BookEntry, Event, EventKind, Listed, Memory, OnTheSecond, TieOrder, UnseenSerials,
+};
 use ferret::stories::{NewsItem, Placement};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
@@ -257,6 +259,13 @@ const MIGRATIONS: &[M<'static>] = &[
     // 17: the tokens of a listing detector's main bucket, so that a restarted detector does
     // not start it full and spend its burst on top of the budget.
     M::up("ALTER TABLE listing_memory ADD COLUMN budget_empty_ms INTEGER;"),
+    // 18: how many of a listing's serials its detector counted and how many of them went
+    // unseen, so that a restarted detector on a listing whose numbers have holes does not
+    // aim its rounds at them until it has counted again.
+    M::up(
+        "ALTER TABLE listing_memory ADD COLUMN serials_counted INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE listing_memory ADD COLUMN serials_unseen INTEGER NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -435,7 +444,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken, budget_empty_ms
+                    frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen
                 FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
@@ -451,6 +460,10 @@ impl Store {
                             broken: row.get(6)?,
                         },
                         budget_empty_at: row.get(7)?,
+                        unseen_serials: UnseenSerials {
+                            counted: row.get(8)?,
+                            unseen: row.get(9)?,
+                        },
                     })
                 },
             )
@@ -495,8 +508,8 @@ impl Store {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
                 (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken, budget_empty_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     listing,
                     memory.round_at,
@@ -506,7 +519,9 @@ impl Store {
                     memory.frame_lateness,
                     memory.frame_ends.outlived,
                     memory.frame_ends.broken,
-                    memory.budget_empty_at
+                    memory.budget_empty_at,
+                    memory.unseen_serials.counted,
+                    memory.unseen_serials.unseen
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

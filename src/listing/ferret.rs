@@ -93,6 +93,7 @@ use super::{
     ReadOutcome, ReadTime, HOUR,
 };
 use end::{beyond_short_page, EndCheck, TotalTrust};
+pub use serials::UnseenSerials;
 use serials::{serial_of, Aim, AimedRound, Gap, Holes, Place, Serials};
 use share::ShareControl;
 
@@ -441,6 +442,7 @@ impl FerretPager {
             self.total = self.estimate_total();
             self.frame_ends.restore(memory.frame_lateness);
             self.frame_ends.restore_on_the_second(memory.frame_ends);
+            self.holes.restore(memory.unseen_serials);
         }
         self
     }
@@ -1778,6 +1780,7 @@ impl Pager for FerretPager {
             end_offset: self.end_offset,
             frame_lateness: self.frame_ends.lateness(),
             frame_ends: self.frame_ends.on_the_second(),
+            unseen_serials: self.holes.count(),
         })
     }
 }

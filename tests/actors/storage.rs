@@ -1,4 +1,4 @@
-use ferret::listing::{Event, EventKind, Listed, Memory, OnTheSecond, TieOrder};
+use ferret::listing::{Event, EventKind, Listed, Memory, OnTheSecond, TieOrder, UnseenSerials};
 use ferret::stories::NewsItem;
 use ferret_actors::storage::{migrations, Detection, Store};
 
@@ -16,7 +16,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 17);
+        assert_eq!(store.schema_version().unwrap(), 18);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -180,6 +180,11 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         end_offset,
         frame_lateness,
         frame_ends: OnTheSecond { outlived, broken },
+        // Counted only once there is a round behind the detector.
+        unseen_serials: UnseenSerials {
+            counted: round_at.map_or(0, |_| 640),
+            unseen: round_at.map_or(0, |_| 131),
+        },
     };
     let ties = |larger_first, smaller_first| TieOrder {
         larger_first,

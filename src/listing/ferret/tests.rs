@@ -967,8 +967,8 @@ fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
 /// drains. Its next round reaches back a tolerance before that round, and the 2½
 /// tolerances that bound it count from the last read before the restart (down five
 /// minutes here): the downtime is not lateness. It also knows where the end of a listing
-/// without a total was, how late its frames ended and whether they end on the second
-/// their keys give. Times ahead of the clock at the first poll (the clock was set back)
+/// without a total was, how late its frames ended, whether they end on the second their
+/// keys give and how many of its serials went unseen. Times ahead of the clock at the first poll (the clock was set back)
 /// are dropped, as if there were no memory.
 #[test]
 fn a_resumed_detector_goes_on_with_its_memory() {
@@ -985,6 +985,10 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         frame_ends: OnTheSecond {
             outlived: 7,
             broken: false,
+        },
+        unseen_serials: UnseenSerials {
+            counted: 900,
+            unseen: 120,
         },
     };
     let high = params.sweep_share + SHARE_RISE;
@@ -1011,6 +1015,9 @@ fn a_resumed_detector_goes_on_with_its_memory() {
     // Frames may end up to a quarter past the lateness seen before the restart.
     let late = FerretPager::new(params.clone(), Book::new()).resume(last_read, Some(memory));
     assert_eq!(late.frame_ends.window(), 15 * SECOND);
+    // Many of its serials went unseen before the restart: its rounds read every page from the
+    // first, without counting again.
+    assert!(late.holes.many());
     // Frames shown to end on the second before the restart are trusted to after it, and
     // a listing that broke that trust is not trusted again.
     let on_the_second = |outlived, broken| {
@@ -1033,6 +1040,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         end_offset: None,
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
+        unseen_serials: UnseenSerials::default(),
     };
     assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND, None));
     let ahead = Memory {
@@ -1043,6 +1051,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         end_offset: None,
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
+        unseen_serials: UnseenSerials::default(),
     };
     assert_eq!(resumed(Some(ahead)).0, fresh);
 }
@@ -1061,6 +1070,7 @@ fn a_restart_does_not_refill_the_main_bucket() {
         end_offset: None,
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
+        unseen_serials: UnseenSerials::default(),
     };
     let resumed =
         FerretPager::new(params.clone(), Book::new()).resume(t0 - 2 * SECOND, Some(memory));
