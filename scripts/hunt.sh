@@ -37,11 +37,11 @@ slipped = sum(r["slipped"] for r in runs)
 late_on = sum(r["on_air_p95"] > 20 for r in runs)
 worst_off = max(r["off_air_p95"] for r in runs)
 worlds = sum(m > 0 for m in missed)
-print(f"{name:<16} {len(runs):>6} {false:>6} {slipped:>8} {sum(missed):>7} ({worlds:>3}) {late_on:>11} {worst_off:>14.1f}")
+print(f"{name:<22} {len(runs):>6} {false:>6} {slipped:>8} {sum(missed):>7} ({worlds:>3}) {late_on:>11} {worst_off:>14.1f}")
 sys.exit(1 if false or slipped else 0)
 '
 
-printf '%-16s %6s %6s %8s %13s %11s %14s\n' listing worlds false slipped 'missed (w.)' 'On p95>20' 'Off p95 worst'
+printf '%-22s %6s %6s %8s %13s %11s %14s\n' listing worlds false slipped 'missed (w.)' 'On p95>20' 'Off p95 worst'
 status=0
 for scenario in "$root"/scenarios/made-up/*.toml "$root"/scenarios/{short-lived,holes,numbered-at-start}.toml; do
     for scale in 1 20; do

@@ -426,10 +426,10 @@ pub struct Memory {
     pub frame_ends: OnTheSecond,
     /// How many of the serials a ferret detector counted went unseen (numbers never listed,
     /// [`ferret`]'s `Holes`). Resumed without it, a detector on a listing with holes counted
-    /// anew, and aimed its rounds at the gaps for the quarter of an hour that takes: restarted
-    /// every 20 minutes and down 60 s, nearly always (`scenarios/holes.toml` at ×20, seeds
-    /// 1–64: 119 starts missed within the tolerance, against 7 for rounds that read every
-    /// page from the start).
+    /// anew and aimed its rounds at the gaps until it had counted enough: restarted every 20
+    /// minutes and down 60 s, `scenarios/holes.toml` at ×20 (seeds 1–64) missed 119 starts
+    /// within the tolerance, against 9 with it and 7 for rounds that read every page from
+    /// the start.
     pub unseen_serials: UnseenSerials,
 }
 

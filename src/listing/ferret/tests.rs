@@ -968,8 +968,8 @@ fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
 /// tolerances that bound it count from the last read before the restart (down five
 /// minutes here): the downtime is not lateness. It also knows where the end of a listing
 /// without a total was, how late its frames ended, whether they end on the second their
-/// keys give and how many of its serials went unseen. Times ahead of the clock at the first poll (the clock was set back)
-/// are dropped, as if there were no memory.
+/// keys give and how many of its serials went unseen. Times ahead of the clock at the first
+/// poll (the clock was set back) are dropped, as if there were no memory.
 #[test]
 fn a_resumed_detector_goes_on_with_its_memory() {
     let t0: Millis = 1_000 * 60 * MINUTE;
