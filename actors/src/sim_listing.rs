@@ -6,7 +6,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /recent/rss?p=N` | page `N` (≥ 1, default 1) as RSS 2.0 like Niconico Live's: `nicolive:total_count` in the channel, one item per broadcast (`guid` `lvNNN`, `pubDate` = reservation); a simulated failed read is a `503` with `Retry-After: 1` (a hung one too, after the scenario's `hang_ms`), a page past the end an empty channel or, with `[reads] past_end`, a `404` (`"not_found"`) or the last page again (`"last_page"`), a bad `p` a `400` |
+//! | `GET /recent/rss?p=N` | page `N` (≥ 1, default 1) as RSS 2.0 like Niconico Live's: `nicolive:total_count` in the channel, one item per broadcast (`guid` `lvNNN`, `pubDate` = reservation); a simulated failed read is a `503` with `Retry-After: 1` (a hung one too, after the scenario's `hang_ms`), a page past the end an empty channel or, with `[reads] past_end`, a `404` (`"not_found"`), the last page again (`"last_page"`) or page 1 again (`"first_page"`), a bad `p` a `400` |
 //! | `GET /healthz` | `ok` |
 //!
 //! The world is the core's [`World`], generated once at start-up from a [`Scenario`]

@@ -1523,7 +1523,7 @@ impl FerretPager {
             return;
         };
         let view = self.trusted_total(view);
-        let view = self.past_the_end(view);
+        let view = self.repeat_as_empty(view);
         // Every page carries the channel's total, or the estimate stands. A total trusted again
         // ends a check of the end under way: the pages that agree with it prove the end. An
         // empty page that ends the list where the total known does not is read by the known

@@ -1718,6 +1718,48 @@ fn sim_run_ferret_when_pages_past_the_end_repeat_the_last() {
     assert_eq!(past.items, world.page(last).items);
 }
 
+/// A listing that answers a page past the end with page 1 again (a paginator that starts
+/// over), with its total and without, is read exactly as one that serves such pages empty.
+/// Each such answer was read as the page asked for: with the total, boundary reads aimed
+/// near the end, where the list had shrunk, found only newer broadcasts there and went on
+/// further down after the one they looked for, and 226 frame ends slipped on the first world
+/// here; without it, the first such answer put the end of the list below the book's
+/// broadcasts below page 1, twice as long as it was, and 4,316 frame ends slipped on the
+/// second. A page whose broadcasts a page above showed lately, further up than the starts
+/// since could have moved them, is now read as empty.
+#[test]
+fn sim_run_ferret_when_pages_past_the_end_repeat_the_first() {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    let run =
+        |scenario: &Scenario| sim::run(Strategy::Ferret, &Params::default(), scenario, 3 * HOUR);
+    for (total, seed) in [(true, 4), (false, 2)] {
+        scenario.reads.total = total;
+        scenario.reads.past_end = PastEnd::Empty;
+        scenario.seed = seed;
+        let empty = run(&scenario);
+        scenario.reads.past_end = PastEnd::FirstPage;
+        let first = run(&scenario);
+        assert_eq!(first, empty, "total {total}");
+        assert_eq!(first.false_off_air, 0, "{first:#?}");
+        assert_eq!(first.slipped, 0, "{first:#?}");
+    }
+
+    // The world answers past the end with page 1, numbered as asked.
+    let t0 = scenario.virtual_t0();
+    let mut world = World::new(&scenario, t0, HOUR);
+    world.advance(t0 + 30 * MINUTE);
+    let last = (world.on_air() as u32).div_ceil(scenario.per_page);
+    let past = (0..20)
+        .map(|_| world.serve(last + 1, t0 + 30 * MINUTE))
+        .find_map(|served| match served {
+            Served::Page(view) if !view.items.is_empty() => Some(view),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(past.page, last + 1);
+    assert_eq!(past.items, world.page(1).items);
+}
+
 /// A listing without a total whose pages past the end are not found (HTTP 404, as many
 /// paginators answer) is read exactly as one that serves them empty: a page not found is an
 /// empty page without a total. Taken for a failed read, the end was never proven and the
@@ -2218,7 +2260,7 @@ fn the_made_up_listings_are_peak2009_with_other_reads() {
         );
         names.push(path);
     }
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 10, "{names:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

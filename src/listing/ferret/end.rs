@@ -263,39 +263,68 @@ impl FerretPager {
         )
     }
 
-    /// A page past the believed end of a listing without a total that shows what a page above
-    /// it showed, as a paginator that clamps the page number answers past the last page
-    /// (Django's `get_page`), read as the empty page it stands for. Read as itself, it put the
-    /// end of the list a page further down at each read past it, and the detector lost the
-    /// list.
-    ///
-    /// It is that page when it shows the same items, or when both are short and end on the
-    /// same broadcast within [`REPEAT_MOMENT_PER_FRAME`]: starts above lengthen the last page
-    /// from one read to the next (on `peak2009` time-compressed, by several items a second),
-    /// but in a moment no list grows by a page with its last broadcast still last. Compared
-    /// item for item only, the repeat went unseen at the peak: boundary reads chasing a gone
-    /// broadcast's key below the end moved the end a page down at each read, for minutes,
-    /// ahead of the head (on twelve worlds, 27 frame ends slipped at scale 1 and 12 at ×20, and
-    /// the On Air p95 reached 51 s).
-    pub(super) fn past_the_end(&self, view: PageView) -> PageView {
+    /// A page that shows what a page above it showed, read as the empty page it stands for.
+    /// Paginators answer a page number out of range with their last page again (one that
+    /// clamps it, as Django's `get_page`) or with the first (one that starts over), and a list
+    /// that shrank since its end was last seen answers so below its new end. Read as itself,
+    /// the last page again put the end of a list without a total a page further down at each
+    /// read past it, and the detector lost the list; page 1 again sent the boundary reads
+    /// aimed near the end further down, after a broadcast they could never find, and without
+    /// a total it put the end of the list as far below as the book's broadcasts below page 1
+    /// (`peak2009` answering so, seeds 1–64 in real time: 9,309 frame ends slipped with the
+    /// total, and 287,372 without it, the list lost in every world).
+    pub(super) fn repeat_as_empty(&self, view: PageView) -> PageView {
+        if self.repeats_the_last_page(&view) || self.shows_a_page_above(&view) {
+            ReadOutcome::empty(view.page, view.total)
+        } else {
+            view
+        }
+    }
+
+    /// Whether a page past the end believed of a list without a total shows the same items
+    /// as a page above read lately, or when both are short ends on the same broadcast within
+    /// [`REPEAT_MOMENT_PER_FRAME`]: starts above lengthen the last page from one read to the
+    /// next (on `peak2009` time-compressed, by several items a second), but in a moment no
+    /// list grows by a page with its last broadcast still last. Compared item for item only,
+    /// the repeat went unseen at the peak: boundary reads chasing a gone broadcast's key below
+    /// the end moved the end a page down at each read, for minutes, ahead of the head (on
+    /// twelve worlds, 27 frame ends slipped at scale 1 and 12 at ×20, and the On Air p95
+    /// reached 51 s).
+    fn repeats_the_last_page(&self, view: &PageView) -> bool {
         let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
-            return view;
+            return false;
         };
         let per_page = self.per_page as usize;
         let short = view.items.len() < per_page;
         let moment = self.params.frame.max(1) / REPEAT_MOMENT_PER_FRAME;
-        let repeats = view.total.is_none()
+        view.total.is_none()
             && self.last_page().is_some_and(|end| view.page > end)
             && self.map.range(..view.page).any(|(_, range)| {
                 let same = range.shown.2 == view.items.len() && range.shown.0 == first.id;
                 let same_end = short && range.shown.2 < per_page && self.now - range.at <= moment;
                 self.fresh(range) && range.shown.1 == last.id && (same || same_end)
-            });
-        if repeats {
-            ReadOutcome::empty(view.page, None)
-        } else {
-            view
-        }
+            })
+    }
+
+    /// Whether the page's last broadcast is newer than the last one a page above showed
+    /// lately, and further down now than the starts since could have pushed it: more than a
+    /// page, and twice what the book's recent starts say come in that time. What a start or
+    /// an end does to the list moves a broadcast one place; only a page of the list shown
+    /// again in the wrong place moves it pages at once. The keys alone decide, not the book's
+    /// counts, which lag the list by the starts of a restart's downtime.
+    fn shows_a_page_above(&self, view: &PageView) -> bool {
+        let Some(last) = view.items.last() else {
+            return false;
+        };
+        let per_page = u64::from(self.per_page);
+        let place = u64::from(view.page - 1) * per_page + view.items.len() as u64;
+        let (recent, window) = self.recent_starts();
+        self.map.range(..view.page).any(|(&above, range)| {
+            let moved = place.saturating_sub(u64::from(above) * per_page);
+            let elapsed = (self.now - range.at).max(0) as u64;
+            let starts = recent as u64 * elapsed / window.max(1) as u64;
+            self.fresh(range) && last.key > range.oldest && moved > per_page + 2 * starts
+        })
     }
 }
 

@@ -703,6 +703,31 @@ fn a_clamped_last_page_that_lengthened_is_still_past_the_end() {
     assert_eq!(pager.last_page(), Some(3));
 }
 
+/// A paginator that starts over answers a page past the end with page 1 as it is now: one
+/// start later, page 1's broadcasts but the last, with the new one on top. Read a second
+/// after page 1 and three pages below it, it is that page again, an empty page in effect:
+/// the end of a list without a total stays where it was. Read as a page of its own, it put
+/// the end below the book's broadcasts below its last one, a list twice as long. Page 2
+/// showing the same is a list moved a page down, and is read as itself.
+#[test]
+fn a_page_showing_page_1_again_far_below_it_is_read_as_empty() {
+    let (mut pager, items, t0) = three_pages(None);
+    assert_eq!(pager.last_page(), Some(3));
+    let t = t0 + MINUTE;
+    read_without_total(&mut pager, t, 1, &items[..18]);
+    let started = item(t0);
+    let page_1_now: Vec<Listed> = std::iter::once(started.clone())
+        .chain(items[..17].iter().cloned())
+        .collect();
+    read_without_total(&mut pager, t + SECOND, 4, &page_1_now);
+    assert_eq!(pager.last_page(), Some(3));
+    assert_eq!(pager.total, Some(48));
+    assert!(pager.book.get(&started.id).is_none());
+
+    read_without_total(&mut pager, t + 2 * SECOND, 2, &page_1_now);
+    assert!(pager.book.get(&started.id).is_some());
+}
+
 /// A check of the end started while no total was trusted ends once a page carries one
 /// again: a page that agrees with it proves the end. Kept, the check's reads went on
 /// before a round under way, at a page that no longer needed them, and late boundary

@@ -341,7 +341,8 @@ impl World {
 
     /// The page as the listing serves it at `at` (the world moves on to it), with the
     /// scenario's faults: a failed read, an empty page under the true total, or a hung read;
-    /// a page past the end is empty, not found, or the last page again (`[reads] past_end`).
+    /// a page past the end is empty, not found, or the last or first page again (`[reads]
+    /// past_end`).
     pub fn serve(&mut self, page: u32, at: Millis) -> Served {
         self.advance(at);
         let reads = &self.scenario.reads;
@@ -375,6 +376,10 @@ impl World {
                         ..self.page(u32::try_from(last).unwrap_or(u32::MAX))
                     })
                 }
+                PastEnd::FirstPage => Served::Page(PageView {
+                    page,
+                    ..self.page(1)
+                }),
             }
         }
     }

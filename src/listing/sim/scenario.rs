@@ -152,8 +152,8 @@ pub struct Reads {
     /// without one shows its end only as a short or empty page.
     pub total: bool,
     /// What a page past the end of the list is: `"empty"` (a channel without items),
-    /// `"not_found"` (an HTTP 404, as many paginators answer) or `"last_page"` (the last page
-    /// again).
+    /// `"not_found"` (an HTTP 404, as many paginators answer), `"last_page"` (the last page
+    /// again) or `"first_page"` (page 1 again).
     pub past_end: PastEnd,
     /// How old the channel's total is, milliseconds: the count on air this long before the
     /// page is rendered (a cached count), so that it often disagrees with the pages.
@@ -185,6 +185,9 @@ pub enum PastEnd {
     /// The last page again, as a paginator that clamps the page number does (Django's
     /// `get_page`).
     LastPage,
+    /// The first page again, as a paginator that sends a page number out of range to the
+    /// start does.
+    FirstPage,
 }
 
 impl Default for Reads {
