@@ -306,9 +306,9 @@ impl FerretPager {
             })
     }
 
-    /// Whether the page's last broadcast is newer than the last one a page above showed
-    /// lately, and further down now than the starts since could have pushed it: more than a
-    /// page, and twice what the book's recent starts say come in that time. What a start or
+    /// Whether the page's last broadcast is the last one a page above showed lately, or newer,
+    /// and further down now than the starts since could have pushed it: more than a page, and
+    /// twice what the book's recent starts say come in that time. What a start or
     /// an end does to the list moves a broadcast one place; only a page of the list shown
     /// again in the wrong place moves it pages at once. The keys alone decide, not the book's
     /// counts, which lag the list by the starts of a restart's downtime.
@@ -323,7 +323,8 @@ impl FerretPager {
             let moved = place.saturating_sub(u64::from(above) * per_page);
             let elapsed = (self.now - range.at).max(0) as u64;
             let starts = recent as u64 * elapsed / window.max(1) as u64;
-            self.fresh(range) && last.key > range.oldest && moved > per_page + 2 * starts
+            let above_then = last.key > range.oldest || last.id == range.shown.1;
+            self.fresh(range) && above_then && moved > per_page + 2 * starts
         })
     }
 }

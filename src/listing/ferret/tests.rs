@@ -707,12 +707,15 @@ fn a_clamped_last_page_that_lengthened_is_still_past_the_end() {
 /// start later, page 1's broadcasts but the last, with the new one on top. Read a second
 /// after page 1 and three pages below it, it is that page again, an empty page in effect:
 /// the end of a list without a total stays where it was. Read as a page of its own, it put
-/// the end below the book's broadcasts below its last one, a list twice as long. Page 2
-/// showing the same is a list moved a page down, and is read as itself.
+/// the end below the book's broadcasts below its last one, a list twice as long. So is page
+/// 1 shown again as it was read a moment before, two pages below it, as a list that shrank
+/// below its end believed answers (a small list's end, where no start came in between).
+/// Page 2 showing the same is a list moved a page down, and is read as itself.
 #[test]
 fn a_page_showing_page_1_again_far_below_it_is_read_as_empty() {
     let (mut pager, items, t0) = three_pages(None);
     assert_eq!(pager.last_page(), Some(3));
+    let shown = |pager: &FerretPager, page: u32| pager.map.get(&page).map(|r| r.shown.0.clone());
     let t = t0 + MINUTE;
     read_without_total(&mut pager, t, 1, &items[..18]);
     let started = item(t0);
@@ -724,8 +727,13 @@ fn a_page_showing_page_1_again_far_below_it_is_read_as_empty() {
     assert_eq!(pager.total, Some(48));
     assert!(pager.book.get(&started.id).is_none());
 
-    read_without_total(&mut pager, t + 2 * SECOND, 2, &page_1_now);
-    assert!(pager.book.get(&started.id).is_some());
+    read_without_total(&mut pager, t + 2 * SECOND, 1, &page_1_now);
+    read_without_total(&mut pager, t + 3 * SECOND, 3, &page_1_now);
+    assert_eq!(pager.last_page(), Some(3));
+    assert_eq!(shown(&pager, 3), Some(items[36].id.clone()));
+
+    read_without_total(&mut pager, t + 4 * SECOND, 2, &page_1_now);
+    assert_eq!(shown(&pager, 2), Some(started.id));
 }
 
 /// A check of the end started while no total was trusted ends once a page carries one
