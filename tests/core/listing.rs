@@ -1702,20 +1702,31 @@ fn sim_run_ferret_when_pages_past_the_end_repeat_the_last() {
     scenario.seed = 1;
     ferret_keeps_the_rules_at_the_peak(&scenario);
 
-    // The world answers past the end with its last page, numbered as asked.
+    // The world answers past the end with its last page.
+    let (past, last, _) = served_past_the_end(&scenario, 3);
+    assert_eq!(past, last);
+}
+
+/// What `scenario`'s world half an hour in serves `beyond` pages past the end of its list
+/// (the first answer with items, past the scenario's failed and empty reads, numbered as
+/// asked), and the items of its last page and of page 1 then.
+fn served_past_the_end(
+    scenario: &Scenario,
+    beyond: u32,
+) -> (Vec<Listed>, Vec<Listed>, Vec<Listed>) {
     let t0 = scenario.virtual_t0();
-    let mut world = World::new(&scenario, t0, HOUR);
+    let mut world = World::new(scenario, t0, HOUR);
     world.advance(t0 + 30 * MINUTE);
     let last = (world.on_air() as u32).div_ceil(scenario.per_page);
     let past = (0..20)
-        .map(|_| world.serve(last + 3, t0 + 30 * MINUTE))
+        .map(|_| world.serve(last + beyond, t0 + 30 * MINUTE))
         .find_map(|served| match served {
             Served::Page(view) if !view.items.is_empty() => Some(view),
             _ => None,
         })
         .unwrap();
-    assert_eq!(past.page, last + 3);
-    assert_eq!(past.items, world.page(last).items);
+    assert_eq!(past.page, last + beyond);
+    (past.items, world.page(last).items, world.page(1).items)
 }
 
 /// A listing that answers a page past the end with page 1 again (a paginator that starts
@@ -1744,20 +1755,9 @@ fn sim_run_ferret_when_pages_past_the_end_repeat_the_first() {
         assert_eq!(first.slipped, 0, "{first:#?}");
     }
 
-    // The world answers past the end with page 1, numbered as asked.
-    let t0 = scenario.virtual_t0();
-    let mut world = World::new(&scenario, t0, HOUR);
-    world.advance(t0 + 30 * MINUTE);
-    let last = (world.on_air() as u32).div_ceil(scenario.per_page);
-    let past = (0..20)
-        .map(|_| world.serve(last + 1, t0 + 30 * MINUTE))
-        .find_map(|served| match served {
-            Served::Page(view) if !view.items.is_empty() => Some(view),
-            _ => None,
-        })
-        .unwrap();
-    assert_eq!(past.page, last + 1);
-    assert_eq!(past.items, world.page(1).items);
+    // The world answers past the end with page 1.
+    let (past, _, first) = served_past_the_end(&scenario, 1);
+    assert_eq!(past, first);
 }
 
 /// A listing without a total whose pages past the end are not found (HTTP 404, as many
