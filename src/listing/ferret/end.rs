@@ -308,9 +308,9 @@ impl FerretPager {
 
     /// Whether the page's last broadcast is the last one a page above showed lately, or newer,
     /// and further down now than the starts since could have pushed it: more than a page, and
-    /// twice what the book's recent starts say come in that time. What a start or
-    /// an end does to the list moves a broadcast one place; only a page of the list shown
-    /// again in the wrong place moves it pages at once. The keys alone decide, not the book's
+    /// twice what the book's recent starts say come in that time. What a start or an end does
+    /// to the list moves a broadcast one place; only a page of the list shown again in the
+    /// wrong place moves it pages at once. What the pages showed decides, not the book's
     /// counts, which lag the list by the starts of a restart's downtime.
     fn shows_a_page_above(&self, view: &PageView) -> bool {
         let Some(last) = view.items.last() else {
