@@ -164,7 +164,7 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
 }
 
 /// What a listing's detector learnt beyond its book (its sweep and buckets, the end of a list without a
-/// total, how late its frames end) and what its pages showed of the order among equal keys
+/// total, how late its frames end, how many of its serials went unseen) and what its pages showed of the order among equal keys
 /// come back after a reopen as the latest read left them, each listing's apart; a read
 /// without the memory (a strategy that keeps none) forgets it.
 #[test]
@@ -180,7 +180,7 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         end_offset,
         frame_lateness,
         frame_ends: OnTheSecond { outlived, broken },
-        // Counted only once there is a round behind the detector.
+        // Nothing counted yet in the first, some serials in the second.
         unseen_serials: UnseenSerials {
             counted: round_at.map_or(0, |_| 640),
             unseen: round_at.map_or(0, |_| 131),
