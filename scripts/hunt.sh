@@ -7,7 +7,9 @@
 # found one frame end slipped in 1,024 runs), so hunt over many seeds: a run takes about a
 # second.
 #
-#   scripts/hunt.sh [FERRET_BINARY] [FIRST_SEED] [LAST_SEED]   # default: target/release/ferret 1 8
+#   scripts/hunt.sh [FERRET_BINARY] [FIRST_SEED] [LAST_SEED] [DIR]   # default: target/release/ferret 1 8
+#
+# With DIR, the listings are DIR's *.toml instead (e.g. those scripts/mixed-listings.py writes).
 #
 # Exit status 1 when any run reported a false Off Air or let a frame end slip.
 set -euo pipefail
@@ -16,6 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/target/release/ferret}
 first=${2:-1}
 last=${3:-8}
+dir=${4:-}
 if [[ ! -x $bin ]]; then
     echo "hunt.sh: no ferret binary at $bin (cargo build --release --bin ferret)" >&2
     exit 2
@@ -43,7 +46,12 @@ sys.exit(1 if false or slipped else 0)
 
 printf '%-22s %6s %6s %8s %13s %11s %14s\n' listing worlds false slipped 'missed (w.)' 'On p95>20' 'Off p95 worst'
 status=0
-for scenario in "$root"/scenarios/made-up/*.toml "$root"/scenarios/{short-lived,holes,numbered-at-start}.toml; do
+if [[ -n $dir ]]; then
+    scenarios=("$dir"/*.toml)
+else
+    scenarios=("$root"/scenarios/made-up/*.toml "$root"/scenarios/{short-lived,holes,numbered-at-start}.toml)
+fi
+for scenario in "${scenarios[@]}"; do
     for scale in 1 20; do
         name="$(basename "$scenario" .toml) ×$scale"
         for seed in $(seq "$first" "$last"); do
