@@ -305,7 +305,13 @@ impl Params {
 pub struct ReadTime {
     mean: Millis,
     deviation: Millis,
+    /// Reads observed, up to [`READS_TO_SETTLE`].
+    observed: u32,
 }
+
+/// Reads after which [`ReadTime`] stands for what reads take: the newest weighs an eighth,
+/// and the first alone gave the mean with no deviation.
+const READS_TO_SETTLE: u32 = 8;
 
 /// A listing whose answered reads take long is given this many times as long before a read
 /// counts as failed.
@@ -315,12 +321,18 @@ impl ReadTime {
     /// A read that took `took`.
     pub fn observe(&mut self, took: Millis) {
         let took = took.max(0);
+        self.observed = (self.observed + 1).min(READS_TO_SETTLE);
         if self.mean == 0 && self.deviation == 0 {
             self.mean = took;
             return;
         }
         self.deviation += ((took - self.mean).abs() - self.deviation) / 8;
         self.mean += (took - self.mean) / 8;
+    }
+
+    /// Whether enough reads were observed for the figures to stand for the listing's.
+    pub fn settled(&self) -> bool {
+        self.observed >= READS_TO_SETTLE
     }
 
     /// The running mean.

@@ -68,6 +68,12 @@ impl ShareControl {
         self.step(true)
     }
 
+    /// Whether the budget is short of the listing: frame ends came late for long enough to
+    /// take the share more than half way down to its floor.
+    pub(super) fn short(&self) -> bool {
+        self.target != 0 && self.share < self.low + SHARE_FALL / 2.0
+    }
+
     pub(super) fn step(&mut self, late: bool) -> bool {
         if self.target == 0 {
             return false;

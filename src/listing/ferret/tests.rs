@@ -90,48 +90,70 @@ fn the_head_takes_a_lane_of_its_own_while_reads_are_slow() {
     assert!(!off.head_lane);
 }
 
-/// When each head sweep started, how many other reads started, and the most reads out at
-/// once, over twenty minutes of `peak2009` whose every read takes 6 s and none fails
-/// (rendered halfway, as the simulator's are).
-fn heads_beside_slow_reads(head_lane: bool) -> (Vec<Millis>, u32, usize) {
+/// What the reads of twenty minutes of `peak2009` were, as [`heads_over`] counts them.
+struct Heads {
+    /// When each head sweep started.
+    started: Vec<Millis>,
+    /// When page 1 was answered with its items.
+    page_1: Vec<Millis>,
+    /// Other reads started.
+    others: u32,
+    /// The most reads out at once.
+    most: usize,
+}
+
+impl Heads {
+    /// The longest time between two of `times`.
+    fn longest_gap(times: &[Millis]) -> Millis {
+        times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+    }
+}
+
+/// The reads of twenty minutes of `peak2009` with its reads changed by `reads` and none
+/// failed or empty (a head read failed is read again, and counts twice), each rendered
+/// halfway through, as the simulator's are.
+fn heads_over(params: Params, reads: impl FnOnce(&mut crate::listing::sim::Reads)) -> Heads {
     use crate::listing::sim::{ReadsOut, Scenario, World};
     let mut scenario = Scenario::built_in("peak2009").unwrap();
-    scenario.reads.latency_min_ms = 6_000.0;
-    scenario.reads.latency_max_ms = 6_000.0;
-    // No failed or empty pages: a head read failed is read again, and counts twice.
     scenario.reads.failed = 0.0;
     scenario.reads.empty = 0.0;
-    let params = Params {
-        head_lane,
-        ..Params::default()
-    };
+    reads(&mut scenario.reads);
     let t0 = scenario.virtual_t0();
     let mut world = World::new(&scenario, t0, HOUR);
     let mut pager = FerretPager::new(params.clone(), Book::new());
-    let (mut now, mut heads, mut others, mut most) = (t0, Vec::new(), 0, 0);
+    let mut now = t0;
+    let mut heads = Heads {
+        started: Vec::new(),
+        page_1: Vec::new(),
+        others: 0,
+        most: 0,
+    };
     let mut out = ReadsOut::default();
     while now < t0 + 20 * MINUTE {
         if let Some((done, page, outcome)) = out.answer(&mut world, now) {
+            if page == 1 && matches!(&outcome, ReadOutcome::Page(view) if !view.items.is_empty()) {
+                heads.page_1.push(done);
+            }
             pager.handle_read(done, page, outcome);
             continue;
         }
         if let Some(page) = pager.poll_read(now) {
             let head = pager.head_requested == Some((page, now))
-                || matches!(pager.requested, Some((_, Purpose::Head(_), _)));
+                || matches!(pager.requested, Some((asked, Purpose::Head(_), at)) if asked == page && at == now);
             match (head, page) {
-                (true, 1) => heads.push(now),
+                (true, 1) => heads.started.push(now),
                 (true, _) => {}
-                (false, _) => others += 1,
+                (false, _) => heads.others += 1,
             }
             out.ask(&mut world, page, now, params.read_timeout);
-            most = most.max(out.len());
+            heads.most = heads.most.max(out.len());
             continue;
         }
         let next = out.next_at().into_iter().chain(pager.poll_timeout()).min();
         now = next.unwrap_or(now + SECOND).max(now + 1);
         world.advance(now);
     }
-    (heads, others, most)
+    heads
 }
 
 /// With reads of 6 s, a head sweep (two pages) takes the reader for 12 s of every 19.
@@ -142,20 +164,109 @@ fn heads_beside_slow_reads(head_lane: bool) -> (Vec<Millis>, u32, usize) {
 #[test]
 fn the_head_on_its_own_lane_leaves_the_other_reads_the_reader() {
     let params = Params::default();
-    let (heads, others, most) = heads_beside_slow_reads(true);
-    let (one_lane_heads, one_lane_others, one_lane_most) = heads_beside_slow_reads(false);
-    assert_eq!((most, one_lane_most), (2, 1));
-    assert!(heads.len() >= 60, "{} head sweeps", heads.len());
-    assert!(heads.len() >= one_lane_heads.len());
-    let gap = heads.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let slow = |head_lane| {
+        let params = Params {
+            head_lane,
+            ..Params::default()
+        };
+        heads_over(params, |reads| {
+            reads.latency_min_ms = 6_000.0;
+            reads.latency_max_ms = 6_000.0;
+        })
+    };
+    let (lane, one_lane) = (slow(true), slow(false));
+    assert_eq!((lane.most, one_lane.most), (2, 1));
+    assert!(
+        lane.started.len() >= 60,
+        "{} head sweeps",
+        lane.started.len()
+    );
+    assert!(lane.started.len() >= one_lane.started.len());
+    let gap = Heads::longest_gap(&lane.started);
     assert!(
         gap <= params.head_interval + params.min_interval,
         "{gap} ms"
     );
     assert!(
-        others >= 2 * one_lane_others,
-        "{others} other reads against {one_lane_others} on one lane"
+        lane.others >= 2 * one_lane.others,
+        "{} other reads against {} on one lane",
+        lane.others,
+        one_lane.others
     );
+}
+
+/// The budget is short of a listing once late frame ends have taken the sweep's share more
+/// than half way down to its floor; a share that does not move never says so.
+#[test]
+fn the_budget_is_short_once_the_share_has_fallen_half_way() {
+    let params = Params::default();
+    let mut control = ShareControl::new(&params);
+    assert!(!control.short());
+    let half_way = (SHARE_FALL / 2.0 / SHARE_STEP / (1.0 - LATE_SHARE)).ceil() as usize;
+    for _ in 1..half_way {
+        control.frame_end(params.grace);
+    }
+    assert!(!control.short(), "{}", control.share);
+    control.frame_end(params.grace);
+    assert!(control.short(), "{}", control.share);
+    let fixed = Params {
+        off_air_target: 0,
+        ..params
+    };
+    let mut control = ShareControl::new(&fixed);
+    control.share -= SHARE_FALL;
+    assert!(!control.short());
+}
+
+/// A listing that holds a read unanswered until the read timeout (10 s) held up the head
+/// behind it for all of that: behind a sweep or boundary read, because the one reader was
+/// busy, and behind a head read, because the sweep waited for its page. A read in flight
+/// twice as long as few reads take has stalled, and the head reads beside it (the stalled
+/// head page again, if that is the one held): page 1 is answered every head interval, late
+/// by a stall and a read at most, and never more than two reads are out. 5 % of reads are
+/// held a minute here, and reads take 0.2–1.5 s (a stall is about 3 s).
+#[test]
+fn a_stalled_read_lets_the_head_read_beside_it() {
+    let params = Params::default();
+    let heads = heads_over(params.clone(), |reads| {
+        reads.hung = 0.05;
+        reads.hang_ms = 60_000.0;
+    });
+    assert_eq!(heads.most, 2);
+    assert!(heads.page_1.len() >= 60, "{} pages 1", heads.page_1.len());
+    let gap = Heads::longest_gap(&heads.page_1);
+    assert!(
+        gap <= params.head_interval + 5 * SECOND,
+        "{gap} ms between two answers of page 1"
+    );
+}
+
+/// A read beside a stalled one of the same page is most often answered first, and the held
+/// page may have been rendered as its read started: both answers count from the earlier
+/// start, whichever comes first. A read of another page keeps its own.
+#[test]
+fn two_reads_of_one_page_both_count_from_the_earlier_start() {
+    let mut pager = FerretPager::new(Params::default(), Book::new());
+    pager.requested = Some((1, Purpose::Head(1), 1_000));
+    pager.head_requested = Some((1, 5_000));
+    let first = pager.take_request(1);
+    assert!(
+        matches!(first, Some((Purpose::Head(1), 1_000))),
+        "{first:?}"
+    );
+    assert_eq!(pager.head_requested, Some((1, 1_000)));
+    let second = pager.take_request(1);
+    assert!(
+        matches!(second, Some((Purpose::Head(1), 1_000))),
+        "{second:?}"
+    );
+    assert!(pager.requested.is_none() && pager.head_requested.is_none());
+
+    pager.requested = Some((7, Purpose::Sweep(Region::Rest), 2_000));
+    pager.head_requested = Some((1, 4_000));
+    let head = pager.take_request(1);
+    assert!(matches!(head, Some((Purpose::Head(1), 4_000))), "{head:?}");
+    assert!(matches!(pager.requested, Some((7, _, 2_000))));
 }
 
 /// The share moves down a step for a frame end reported later than the target (or a head
