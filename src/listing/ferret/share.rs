@@ -33,6 +33,8 @@ pub(super) const SHARE_FALL: f64 = 0.035;
 #[derive(Debug, Clone)]
 pub(super) struct ShareControl {
     pub(super) share: f64,
+    /// Where the share starts (`sweep_share`).
+    start: f64,
     low: f64,
     high: f64,
     /// The Off Air latency aimed at; 0: the share stays put.
@@ -44,6 +46,7 @@ impl ShareControl {
         let share = params.sweep_share.clamp(0.0, 1.0);
         ShareControl {
             share,
+            start: share,
             low: (share - SHARE_FALL).max(0.0),
             high: (share + SHARE_RISE).min(1.0),
             target: params.off_air_target,
@@ -71,7 +74,7 @@ impl ShareControl {
     /// Whether the budget is short of the listing: frame ends came late for long enough to
     /// take the share more than half way down to its floor.
     pub(super) fn short(&self) -> bool {
-        self.target != 0 && self.share < self.low + SHARE_FALL / 2.0
+        self.target != 0 && self.share < (self.start + self.low) / 2.0
     }
 
     pub(super) fn step(&mut self, late: bool) -> bool {
