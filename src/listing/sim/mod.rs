@@ -81,13 +81,20 @@ pub struct World {
     ends: Vec<usize>,
     next_start: usize,
     next_end: usize,
-    /// Each live broadcast's place in the list: its key, newest first, then its number as the
-    /// listing orders equals ([`World::place`]).
-    live: BTreeSet<(Reverse<Millis>, u64)>,
+    /// Each broadcast's rank among the starts (by its index in `broadcasts`): where
+    /// [`Scenario::equals_in_start_order`], the order of equal keys.
+    start_rank: Vec<u64>,
+    /// Each live broadcast's place in the list: its key, newest first, then where the
+    /// listing's order of equals puts it, then its number ([`World::place`]).
+    live: BTreeSet<Place>,
     now: Millis,
     rng: SmallRng,
     link_base: Arc<str>,
 }
+
+/// A live broadcast's place in the list: its key, newest first; where the order of equals puts
+/// it ([`World::tie`]); its number.
+type Place = (Reverse<Millis>, u64, u64);
 
 /// The first broadcast number, so that ids look like the real ones.
 const FIRST_NUMBER: u64 = 10_000_000;
@@ -142,11 +149,16 @@ impl World {
         number(&mut broadcasts, &starts, scenario);
         let mut ends = starts.clone();
         ends.sort_by_key(|&i| (broadcasts[i].end, i));
+        let mut start_rank = vec![0; broadcasts.len()];
+        for (rank, &i) in (0..).zip(&starts) {
+            start_rank[i] = rank;
+        }
         let mut world = World {
             scenario: scenario.clone(),
             broadcasts,
             starts,
             ends,
+            start_rank,
             next_start: 0,
             next_end: 0,
             live: BTreeSet::new(),
@@ -171,18 +183,22 @@ impl World {
 
     /// The broadcast with this number.
     pub fn broadcast(&self, number: u64) -> Option<&Broadcast> {
-        let index = if self.scenario.numbered_at_start {
+        self.index_of(number).map(|index| &self.broadcasts[index])
+    }
+
+    /// The index in `broadcasts` of the broadcast with this number.
+    fn index_of(&self, number: u64) -> Option<usize> {
+        if self.scenario.numbered_at_start {
             let at = self
                 .starts
                 .binary_search_by_key(&number, |&i| self.broadcasts[i].number)
                 .ok()?;
-            self.starts[at]
+            Some(self.starts[at])
         } else {
             self.broadcasts
                 .binary_search_by_key(&number, |broadcast| broadcast.number)
-                .ok()?
-        };
-        Some(&self.broadcasts[index])
+                .ok()
+        }
     }
 
     /// The scenario the world was made from.
@@ -211,42 +227,45 @@ impl World {
                 break;
             }
             if broadcast.end > t {
-                let place = self.place(broadcast.key, broadcast.number);
-                self.live.insert(place);
+                self.live.insert(self.place(i));
             }
             self.next_start += 1;
         }
         while let Some(&i) = self.ends.get(self.next_end) {
-            let broadcast = &self.broadcasts[i];
-            if broadcast.end > t {
+            if self.broadcasts[i].end > t {
                 break;
             }
-            let place = self.place(broadcast.key, broadcast.number);
-            self.live.remove(&place);
+            self.live.remove(&self.place(i));
             self.next_end += 1;
         }
         self.now = t;
     }
 
-    /// Where a broadcast sorts in the list: newest key first, then equal keys larger number
-    /// first, or smaller with `smaller_number_first`.
-    fn place(&self, key: Millis, number: u64) -> (Reverse<Millis>, u64) {
-        (Reverse(key), self.tie(number))
+    /// Where the broadcast at `index` sorts in the list.
+    fn place(&self, index: usize) -> Place {
+        let broadcast = &self.broadcasts[index];
+        (Reverse(broadcast.key), self.tie(index), broadcast.number)
     }
 
-    /// A number as the list's order of equals holds it, and back: the map is its own inverse.
-    fn tie(&self, number: u64) -> u64 {
-        if self.scenario.smaller_number_first {
+    /// Where the listing's order of equals puts the broadcast at `index`: larger number
+    /// first, smaller with `smaller_number_first`, or as they started with
+    /// `equals_in_start_order`.
+    fn tie(&self, index: usize) -> u64 {
+        let number = self.broadcasts[index].number;
+        if self.scenario.equals_in_start_order {
+            self.start_rank[index]
+        } else if self.scenario.smaller_number_first {
             number
         } else {
             u64::MAX - number
         }
     }
 
-    /// The 0-based position in the listing now of a broadcast with this key and number (where
-    /// it is, or where it would be).
-    pub fn position(&self, key: Millis, number: u64) -> usize {
-        self.live.range(..self.place(key, number)).count()
+    /// The 0-based position in the listing now of the broadcast with this number (where it
+    /// is, or where it would be); 0 for a number the world does not have.
+    pub fn position(&self, number: u64) -> usize {
+        self.index_of(number)
+            .map_or(0, |index| self.live.range(..self.place(index)).count())
     }
 
     /// Page `page` (1-based) as the listing shows it now, without faults.
@@ -258,7 +277,7 @@ impl World {
             .iter()
             .skip(skip)
             .take(per_page)
-            .map(|&(Reverse(key), tie)| self.listed(key, self.tie(tie)))
+            .map(|&(Reverse(key), _, number)| self.listed(key, number))
             .collect();
         PageView {
             page: page.max(1),

@@ -41,14 +41,14 @@ pub fn lower_bound(
         .broadcasts()
         .iter()
         .filter(|b| b.start >= from && b.start < end)
-        .map(|b| (b.start, b.key, b.number))
+        .map(|b| (b.start, b.number))
         .collect();
     by_start.sort_unstable();
     let mut by_end: Vec<_> = world
         .broadcasts()
         .iter()
         .filter(|b| b.ending != Ending::Early && b.end >= from && b.end < end)
-        .map(|b| (b.end, b.key, b.number))
+        .map(|b| (b.end, b.number))
         .collect();
     by_end.sort_unstable();
 
@@ -61,21 +61,21 @@ pub fn lower_bound(
         world.advance(t);
         let mut pages = BTreeSet::new();
         if (t - from) % on_air_within.max(1) < step {
-            while let Some(&(start, key, number)) = by_start.get(next_start) {
+            while let Some(&(start, number)) = by_start.get(next_start) {
                 if start > t {
                     break;
                 }
-                pages.insert(world.position(key, number) / per_page);
+                pages.insert(world.position(number) / per_page);
                 next_start += 1;
             }
         }
         if t - last_off >= off_air_within {
             last_off = t;
-            while let Some(&(ended, key, number)) = by_end.get(next_end) {
+            while let Some(&(ended, number)) = by_end.get(next_end) {
                 if ended > t {
                     break;
                 }
-                pages.insert(world.position(key, number) / per_page);
+                pages.insert(world.position(number) / per_page);
                 next_end += 1;
             }
         }

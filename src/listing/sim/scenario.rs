@@ -33,6 +33,12 @@ pub struct Scenario {
     /// default.
     #[serde(default)]
     pub smaller_number_first: bool,
+    /// Whether broadcasts with the same key are listed in the order they started, the earliest
+    /// first, whatever their numbers, as a listing that keeps its broadcasts in the order they
+    /// start and sorts them stably by key: a broadcast that starts late sits below every equal
+    /// already on air. Overrides `smaller_number_first`.
+    #[serde(default)]
+    pub equals_in_start_order: bool,
     /// The share of broadcast numbers never listed, as on a listing whose numbers are shared
     /// with another channel's broadcasts or handed to reservations later cancelled: each
     /// number is skipped with this probability, so the listed ones have holes between them.
@@ -259,6 +265,7 @@ impl Scenario {
             warmup_minutes: default_warmup_minutes(),
             whole_second_reservations: false,
             smaller_number_first: false,
+            equals_in_start_order: false,
             unlisted_numbers: 0.0,
             numbered_at_start: false,
             starts: Starts {
