@@ -1031,11 +1031,11 @@ impl FerretPager {
 
     /// Takes a page read in the round aimed at the gaps.
     fn aimed_read(&mut self, view: &PageView) {
-        let (Some(first), Some(last)) = (view.items.first(), view.items.last()) else {
-            return;
-        };
-        if let (Some(first), Some(last)) = (self.serials.place(first), self.serials.place(last)) {
-            self.aimed.read(view.page, first, last, self.now);
+        let places: Option<Vec<Place>> = (view.items.iter())
+            .map(|item| self.serials.place(item))
+            .collect();
+        if let Some(places) = places {
+            self.aimed.read(view.page, &places, self.now);
         }
     }
 
