@@ -1176,6 +1176,16 @@ fn sim_numbers_broadcasts_as_they_start_when_asked() {
     assert_eq!(world.broadcast(first + all.len() as u64), None);
 }
 
+/// Every item the world lists now, page after page of 18: as many as are on air.
+fn every_page(world: &World) -> Vec<Listed> {
+    let pages = world.on_air().div_ceil(18) as u32;
+    let all: Vec<Listed> = (1..=pages)
+        .flat_map(|page| world.page(page).items)
+        .collect();
+    assert_eq!(all.len(), world.on_air());
+    all
+}
+
 /// A listing that lists equal keys smaller number first (in the order they were reserved)
 /// does so on every page, and its pages and positions still continue each other.
 #[test]
@@ -1185,11 +1195,7 @@ fn sim_lists_equal_keys_smaller_number_first_when_asked() {
     let t0 = scenario.virtual_t0();
     let mut world = World::new(&scenario, t0, HOUR);
     world.advance(t0 + 30 * MINUTE);
-    let pages = world.on_air().div_ceil(18) as u32;
-    let all: Vec<Listed> = (1..=pages)
-        .flat_map(|page| world.page(page).items)
-        .collect();
-    assert_eq!(all.len(), world.on_air());
+    let all = every_page(&world);
     let number = |listed: &Listed| Broadcast::number_of(&listed.id).unwrap();
     let mut equals = 0;
     for pair in all.windows(2) {
@@ -1215,11 +1221,7 @@ fn sim_lists_equal_keys_in_start_order_when_asked() {
     let t0 = scenario.virtual_t0();
     let mut world = World::new(&scenario, t0, 10 * MINUTE);
     world.advance(t0 + 2 * MINUTE);
-    let pages = world.on_air().div_ceil(18) as u32;
-    let all: Vec<Listed> = (1..=pages)
-        .flat_map(|page| world.page(page).items)
-        .collect();
-    assert_eq!(all.len(), world.on_air());
+    let all = every_page(&world);
     let broadcast = |listed: &Listed| {
         let number = Broadcast::number_of(&listed.id).unwrap();
         world.broadcast(number).unwrap().clone()
