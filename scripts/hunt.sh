@@ -2,10 +2,10 @@
 # Looks for broken rules: runs `ferret bench onair` on every listing made up to break the
 # detector (scenarios/made-up/*.toml; scenarios/short-lived.toml, whose deep insertions end
 # early; scenarios/holes.toml, whose numbers have holes; scenarios/numbered-at-start.toml,
-# whose numbers follow the starts; scenarios/start-order.toml, whose equal keys do) over a range of worlds, in real time and at ×20, and
-# prints one row per listing and scale for the ferret strategy. Rule breaks are rare (stop 54
-# found one frame end slipped in 1,024 runs), so hunt over many seeds: a run takes about a
-# second.
+# whose numbers follow the starts; scenarios/start-order.toml, whose equal keys do) over a
+# range of worlds, in real time and at ×20, and prints one row per listing and scale for the
+# ferret strategy. Rule breaks are rare (stop 54 found one frame end slipped in 1,024 runs),
+# so hunt over many seeds: a run takes about a second.
 #
 #   scripts/hunt.sh [FERRET_BINARY] [FIRST_SEED] [LAST_SEED] [DIR]   # default: target/release/ferret 1 8
 #
