@@ -929,13 +929,13 @@ impl FerretPager {
         now: Millis,
         counts: &'a BookCounts,
     ) -> impl Iterator<Item = Gap> + 'a {
-        let ties = self.book.ties().trusted();
+        let (ties, chains) = (self.book.ties().trusted(), self.book.ties().mixed());
         (self
             .serials
             .gaps(self.recent_region_oldest(now))
             .into_iter())
         .filter(|gap| self.aimed.holds(gap) && self.predict_by(counts, gap.older.0) > 2)
-        .filter(move |gap| !self.aimed.proven(gap, ties))
+        .filter(move |gap| !self.aimed.proven(gap, ties, chains))
     }
 
     /// The unproven gaps the round may still aim a read at, each with the page a read aimed

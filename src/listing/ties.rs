@@ -56,6 +56,12 @@ impl TieOrder {
         }
     }
 
+    /// Whether the pages have shown equals listed both ways round: no order of their serials
+    /// will ever be trusted.
+    pub(crate) fn mixed(&self) -> bool {
+        self.larger_first > 0 && self.smaller_first > 0
+    }
+
     /// The order trusted among equals, as an item's serial compares with the serial of an
     /// equal listed after it: `Greater` where larger serials come first. `None` until the
     /// pages have shown one order [`TRUST_AFTER`] times and never the other.
