@@ -441,9 +441,9 @@ impl AimedRound {
     /// page in turn from the first (whose first item lists before it), the serial that page
     /// shares with the next included, and so below the last page too: it cannot be in the gap.
     /// Two pages read one after the other down the list share no serial where the list stood
-    /// still between the reads, and are taken as a walk down takes them ([`crate::listing::walk`]):
-    /// where the list moved up between them, a broadcast at the boundary may have slipped past
-    /// both, and a later round finds it.
+    /// still between the reads, and are taken as a walk down takes them
+    /// ([`crate::listing::walk`]): where the list moved up between them, a broadcast at the
+    /// boundary may have slipped past both, and a later round finds it.
     ///
     /// Where no order among equals is trusted, one page of 18 items proves only a gap whose
     /// keys' broadcasts all fit inside it; run time-compressed, where about twelve share each
