@@ -299,8 +299,8 @@ impl Params {
     }
 }
 
-/// How long reads take, from the latest: running mean and mean absolute deviation (weight ⅛
-/// for the newest).
+/// How long reads take, from the latest: running mean and mean absolute deviation (weight
+/// 1 / [`NEWEST_WEIGHT`] for the newest).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadTime {
     mean: Millis,
@@ -309,9 +309,12 @@ pub struct ReadTime {
     observed: u32,
 }
 
-/// Reads after which [`ReadTime`] stands for what reads take: the newest weighs an eighth,
-/// and the first alone gave the mean with no deviation.
-const READS_TO_SETTLE: u32 = 8;
+/// [`ReadTime`] moves by one in this many of the difference to the newest read.
+const NEWEST_WEIGHT: Millis = 8;
+
+/// Reads after which [`ReadTime`] stands for what reads take: as many as the weight of the
+/// newest takes to wash out the first, which alone gave the mean with no deviation.
+const READS_TO_SETTLE: u32 = NEWEST_WEIGHT as u32;
 
 /// A listing whose answered reads take long is given this many times as long before a read
 /// counts as failed.
@@ -326,8 +329,8 @@ impl ReadTime {
             self.mean = took;
             return;
         }
-        self.deviation += ((took - self.mean).abs() - self.deviation) / 8;
-        self.mean += (took - self.mean) / 8;
+        self.deviation += ((took - self.mean).abs() - self.deviation) / NEWEST_WEIGHT;
+        self.mean += (took - self.mean) / NEWEST_WEIGHT;
     }
 
     /// Whether enough reads were observed for the figures to stand for the listing's.
