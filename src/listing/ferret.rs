@@ -20,8 +20,10 @@
 //!   waits for a sweep. A boundary from a broadcast's fourth on waits longer while such
 //!   boundaries are rare ([`DEEP_FRAME`]): each of their reads settles one or two broadcasts.
 //! - **Head sweeps.** Every `head_interval` it reads page 1, and the next pages (up to
-//!   `head_pages`) as long as the last one showed a broadcast not seen before. A head due
-//!   with the main budget spent borrows from the sweep's, which the main budget pays back.
+//!   `head_pages`) as long as the last one showed a broadcast not seen before; behind a
+//!   cache that has shown itself, not before the cache may let page 1 go, up to two
+//!   intervals ([`super::stale`]). A head due with the main budget spent borrows from the
+//!   sweep's, which the main budget pays back.
 //!   From the start, beside the head, a first reading of the whole list fills the book, page
 //!   after page, paid by both shares of the budget. A detector resumed from the store after
 //!   a restart reads only what its downtime may have hidden, often nothing
@@ -86,6 +88,7 @@ mod share;
 mod tests;
 
 use super::second::{FrameEnds, KEY_RESOLUTION};
+use super::stale::Renders;
 use super::walk::Walk;
 use super::PageView;
 use super::{
@@ -374,6 +377,8 @@ pub struct FerretPager {
     aimed: AimedRound,
     /// How many serials go unseen: where many do, rounds read every page.
     holes: Holes,
+    /// Each page's last answer, to tell one a cache may have served again.
+    renders: Renders,
 }
 
 impl FerretPager {
@@ -436,6 +441,7 @@ impl FerretPager {
             serials,
             aimed: AimedRound::default(),
             holes: Holes::default(),
+            renders: Renders::default(),
         }
     }
 
@@ -613,15 +619,19 @@ impl FerretPager {
     /// at least `late` ago.
     fn boundary_read_after(&self, now: Millis, late: Millis) -> Option<(u32, Purpose)> {
         let (entry, due) = self.most_overdue(now)?;
-        (now - due >= late).then(|| (self.due_page(entry), Purpose::Due(entry.item.id.clone())))
+        let page = self.due_page(entry);
+        (now - due >= late && now >= self.renders.fresh_at(page))
+            .then(|| (page, Purpose::Due(entry.item.id.clone())))
     }
 
-    /// The boundary read to make now, if its batch has waited long enough.
+    /// The boundary read to make now, if its batch has waited long enough (and a cache would
+    /// not answer it as before, [`Renders::fresh_at`]).
     fn batched_boundary_read(&self, now: Millis) -> Option<(u32, Purpose)> {
         let (entry, due) = self.most_overdue(now)?;
         let page = self.due_page(entry);
-        (now - self.batch_from(entry, due) >= self.batch_wait(page, entry.item.key))
-            .then(|| (page, Purpose::Due(entry.item.id.clone())))
+        (now - self.batch_from(entry, due) >= self.batch_wait(page, entry.item.key)
+            && now >= self.renders.fresh_at(page))
+        .then(|| (page, Purpose::Due(entry.item.id.clone())))
     }
 
     /// The page to read for a due broadcast: after a miss, a step from the missed page
@@ -1194,9 +1204,11 @@ impl FerretPager {
     fn boundary_wake(&self) -> Option<Millis> {
         let next = self.earliest_due(self.now).map(|(entry, due)| {
             // The page the read will aim at, so that the wake and the read agree.
-            let wait = self.batch_wait(self.due_page(entry), entry.item.key);
+            let page = self.due_page(entry);
+            let wait = self.batch_wait(page, entry.item.key);
             self.provable_at(due)
                 .max(self.batch_from(entry, due) + wait)
+                .max(self.renders.fresh_at(page))
         });
         // `due_hold` wakes the detector when it ends, its broadcast in the book or not (a wake
         // that finds nothing to read costs nothing; leaving it out moves later reads).
@@ -1511,6 +1523,16 @@ impl FerretPager {
         );
     }
 
+    /// When the next head sweep is due: a head interval after this one started, or, where
+    /// the listing has shown a cache, once page 1 may have changed ([`Renders::fresh_at`]),
+    /// but never more than two intervals after. A list that stood still now and then may look
+    /// like a cache, and reading page 1 further apart would hide that it is none.
+    fn next_head(&self) -> Millis {
+        let interval = self.params.head_interval;
+        let fresh = self.renders.fresh_at(1);
+        (self.head_started + interval).max(fresh.min(self.head_started + 2 * interval))
+    }
+
     fn after_due_read(
         &mut self,
         id: Arc<str>,
@@ -1527,10 +1549,15 @@ impl FerretPager {
             // Seen, and due again at its next boundary.
             return;
         }
-        // Not bracketed: the key lies beyond one end of the page.
         let key = entry.item.key;
+        if last < key && key < first {
+            // Bracketed and not proven gone: the answer repeated one from before the
+            // broadcast was last seen, as a cache serves it ([`Renders`]). The page is read
+            // again once it may have changed.
+            return;
+        }
+        // Not bracketed: the key lies beyond one end of the page.
         let step = if key <= last { 1 } else { -1 };
-        debug_assert!(key <= last || key >= first);
         if step < 0 && page == 1 {
             return;
         }
@@ -1598,6 +1625,9 @@ impl FerretPager {
         let ReadOutcome::Page(view) = outcome else {
             return;
         };
+        // What the page shows was on air when it was rendered: at the read, or before it
+        // where a cache may have answered ([`Renders`]).
+        let rendered_after = self.renders.rendered_after(&view, requested_at, now);
         let view = self.trusted_total(view);
         let view = self.repeat_as_empty(view);
         // Every page carries the channel's total, or the estimate stands. A total trusted again
@@ -1605,7 +1635,7 @@ impl FerretPager {
         // empty page that ends the list where the total known does not is read by the known
         // one: a page the total contradicts. A read that overlapped a later one leaves it its
         // total.
-        let rendered = requested_at + (now - requested_at) / 2;
+        let rendered = rendered_after + (now - requested_at) / 2;
         if !self.doubted_end(&view) && rendered >= self.total_at {
             self.channel_total = view.total.is_some();
             if self.channel_total {
@@ -1628,7 +1658,7 @@ impl FerretPager {
                 match purpose {
                     Purpose::Head(_) => {
                         self.head_page = None;
-                        self.head_at = self.head_started + self.params.head_interval;
+                        self.head_at = self.next_head();
                     }
                     Purpose::Due(id) => self.due_miss = Some(DueMiss { id, page, step: -1 }),
                     Purpose::Sweep(_) | Purpose::EndCheck | Purpose::Bootstrap => {}
@@ -1648,16 +1678,16 @@ impl FerretPager {
         self.page_size.observe(&view);
         self.per_page = self.page_size.get();
         if view.total.is_none() {
-            self.track_end(&view, requested_at);
+            self.track_end(&view, rendered_after);
         }
         let frame = self.params.frame.max(1);
         self.frame_ends.forget_before(now - 2 * frame);
         for item in &view.items {
-            self.frame_ends.seen(item, requested_at, frame);
+            self.frame_ends.seen(item, rendered_after, frame);
         }
         let new = self
             .book
-            .apply_snapshot(&view, self.per_page, requested_at, now);
+            .apply_snapshot(&view, self.per_page, rendered_after, now);
         if view.total.is_none() {
             self.observe_end(page, &view);
             self.total = self.estimate_total();
@@ -1667,7 +1697,7 @@ impl FerretPager {
         self.record_range(&view);
         self.serials.observe(&view.items);
         let ties = self.book.ties().trusted();
-        (self.serials).settle(&view.items, ties, requested_at - self.params.tolerance);
+        (self.serials).settle(&view.items, ties, rendered_after - self.params.tolerance);
         (self.serials).forget_before(self.serials_kept_from(now));
         if self.bootstrap == Some(page) {
             let more = self.last_page().is_some_and(|last| page < last)
@@ -1683,7 +1713,7 @@ impl FerretPager {
                 let more = new > 0 && page < self.params.head_pages;
                 self.head_page = (more && len >= self.per_page).then_some(page + 1);
                 if self.head_page.is_none() {
-                    self.head_at = self.head_started + self.params.head_interval;
+                    self.head_at = self.next_head();
                 }
             }
             Purpose::Due(id) => self.after_due_read(id, page, now, first, last),

@@ -30,6 +30,7 @@ mod page;
 mod second;
 pub mod seed;
 pub mod sim;
+mod stale;
 mod ties;
 mod walk;
 

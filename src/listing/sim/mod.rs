@@ -15,7 +15,7 @@ mod scenario;
 mod score;
 
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
@@ -90,6 +90,8 @@ pub struct World {
     now: Millis,
     rng: SmallRng,
     link_base: Arc<str>,
+    /// Pages in the listing's cache ([`Reads::cache_ms`]): when each was rendered, and how.
+    cache: HashMap<u32, (Millis, Served)>,
 }
 
 /// A live broadcast's place in the list: its key, newest first; where the order of equals puts
@@ -165,6 +167,7 @@ impl World {
             now: Millis::MIN,
             rng,
             link_base: Arc::from("https://live.nicovideo.jp/watch/"),
+            cache: HashMap::new(),
         };
         world.advance(t0);
         world
@@ -361,9 +364,29 @@ impl World {
     /// The page as the listing serves it at `at` (the world moves on to it), with the
     /// scenario's faults: a failed read, an empty page under the true total, or a hung read;
     /// a page past the end is empty, not found, or the last or first page again (`[reads]
-    /// past_end`).
+    /// past_end`). Behind a cache (`[reads] cache_ms`) a page is served as this rendered it
+    /// first, until the cache lets it go.
     pub fn serve(&mut self, page: u32, at: Millis) -> Served {
         self.advance(at);
+        let cache = self.scenario.reads.cache_ms.round() as Millis;
+        if cache <= 0 {
+            return self.render(page);
+        }
+        if let Some((rendered, served)) = self.cache.get(&page) {
+            if at - rendered < cache {
+                return served.clone();
+            }
+        }
+        let served = self.render(page);
+        if matches!(served, Served::Page(_) | Served::NotFound(_)) {
+            self.cache.insert(page, (at, served.clone()));
+        }
+        served
+    }
+
+    /// The page as the listing renders it now, with the scenario's faults ([`World::serve`]
+    /// without the cache).
+    fn render(&mut self, page: u32) -> Served {
         let reads = &self.scenario.reads;
         let (failed, empty, hung) = (reads.failed, reads.empty, reads.hung);
         let hang = reads.hang_ms.round() as Millis;

@@ -164,6 +164,11 @@ pub struct Reads {
     /// How old the channel's total is, milliseconds: the count on air this long before the
     /// page is rendered (a cached count), so that it often disagrees with the pages.
     pub total_lag_ms: f64,
+    /// How long the listing serves a page from its cache, milliseconds: a page rendered once
+    /// is served as it was to every read of it within this time (a cache in front of the
+    /// listing, each page's URL on its own), so that pages read together may be snapshots
+    /// of different moments. Failed and hung reads are not cached. 0 (the default): none.
+    pub cache_ms: f64,
 }
 
 /// The total a faulty empty page gives ([`Reads::empty_total`]).
@@ -209,6 +214,7 @@ impl Default for Reads {
             total: true,
             past_end: PastEnd::Empty,
             total_lag_ms: 0.0,
+            cache_ms: 0.0,
         }
     }
 }
@@ -405,6 +411,10 @@ impl Scenario {
             "reads: need 0 ≤ total_lag_ms ≤ 3600000",
         );
         check(
+            (0.0..=3_600_000.0).contains(&reads.cache_ms),
+            "reads: need 0 ≤ cache_ms ≤ 3600000",
+        );
+        check(
             0.0 <= reads.latency_min_ms
                 && reads.latency_min_ms <= reads.latency_max_ms
                 && reads.latency_max_ms <= 60_000.0,
@@ -447,6 +457,7 @@ impl Scenario {
         scenario.reads.latency_max_ms /= factor;
         scenario.reads.hang_ms /= factor;
         scenario.reads.total_lag_ms /= factor;
+        scenario.reads.cache_ms /= factor;
         scenario.time_scale *= factor;
         scenario
     }

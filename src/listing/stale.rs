@@ -1,0 +1,259 @@
+//! Pages a cache may serve: when a page read may have been rendered.
+//!
+//! A listing behind a cache (a reverse proxy, or a dictionary of rendered pages in the
+//! listing's own server) answers every read of a page within the cache's lifetime with the
+//! page as it was first rendered. Such a page is a snapshot of the list from before the read,
+//! perhaps from before a broadcast another page has since shown: read as of its own read, it
+//! would prove that broadcast gone (a false Off Air), and it would settle gaps in the serials
+//! that were still open.
+//!
+//! A cached page comes back exactly as it was. But a page may come back unchanged without a
+//! cache too: where the starts and ends above it balance (deep in the list, for a minute or
+//! more), or where nothing happens. There an answer equal to the last still shows the list at
+//! its read: that the broadcasts it lists are on air then. So the listing must show its cache
+//! first, on page 1, which changes with every start and which the head reads every few
+//! seconds. A cache keeps a page for its lifetime and then lets it go: page 1 comes back
+//! unchanged only while its answer is younger than that, and changed only once it is older.
+//! A list that stood still changes when a broadcast starts, at any age. Once page 1 has come
+//! back unchanged [`CACHE_REPEATS`] times, and every changed answer came older than every
+//! unchanged one, the listing has shown a cache, and from then on:
+//!
+//! - an answer equal to the page's last one, item for item and total for total, is taken as
+//!   rendered no later than the first read of that run of equal answers
+//!   ([`Renders::rendered_after`]): it proves no more than that read did;
+//! - a read of a page made before the cache may let it go would bring the same answer, a
+//!   read of the budget spent for nothing. [`Renders::fresh_at`] tells when that may be: the
+//!   oldest page 1 has come back unchanged, and an eighth more, after the page's last
+//!   answer was first given. A read made then that still finds page 1 unchanged lengthens
+//!   that time, so it grows to the cache's lifetime.
+//!
+//! Until then every answer counts from its read, as on a listing without a cache: a cache
+//! that keeps pages for less than the head's interval is never shown, and its pages are at
+//! most that old.
+
+use std::collections::HashMap;
+
+use super::{Listed, Millis, PageView};
+
+/// How many times page 1 must have come back unchanged before a cache is believed.
+const CACHE_REPEATS: u32 = 4;
+
+/// Each page's last answer, and since when it has been answered that way
+/// ([`Renders::rendered_after`]); what page 1's answers show of a cache.
+#[derive(Debug, Clone)]
+pub struct Renders {
+    last: HashMap<u32, LastAnswer>,
+    /// How many answers to page 1 repeated the last one.
+    repeats: u32,
+    /// The oldest page 1's answer has surely been when read again unchanged (from the answer
+    /// to the first read of the run to the start of the read): under a cache's lifetime,
+    /// where the listing has one.
+    unchanged: Millis,
+    /// The youngest page 1's answer may have been when read again changed (from the start of
+    /// the first read of the run to the answer): past a cache's lifetime, where the listing
+    /// has one.
+    changed: Millis,
+}
+
+impl Default for Renders {
+    fn default() -> Renders {
+        Renders {
+            last: HashMap::new(),
+            repeats: 0,
+            unchanged: 0,
+            changed: Millis::MAX,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct LastAnswer {
+    total: Option<u64>,
+    items: Vec<Listed>,
+    /// When the first read of the run of answers equal to this one started.
+    since: Millis,
+    /// When that read was answered.
+    answered_at: Millis,
+}
+
+impl Renders {
+    /// The earliest moment `view`, answered at `answered_at` to a read started at
+    /// `requested_at`, may have been rendered: `requested_at`, or, where the listing has
+    /// shown a cache, the start of the first read of the run of equal answers to its page
+    /// that it ends. An empty page is no snapshot of anything and starts no run.
+    pub fn rendered_after(
+        &mut self,
+        view: &PageView,
+        requested_at: Millis,
+        answered_at: Millis,
+    ) -> Millis {
+        if view.items.is_empty() {
+            self.last.remove(&view.page);
+            return requested_at;
+        }
+        let cached = self.cached();
+        let last = self.last.get_mut(&view.page);
+        let repeat = last
+            .as_ref()
+            .is_some_and(|last| last.total == view.total && last.items == view.items);
+        if let (1, Some(last)) = (view.page, &last) {
+            // Each page was rendered during its read: the two renders lay at least the first
+            // bound apart, at most the second.
+            if repeat {
+                self.repeats += 1;
+                self.unchanged = self.unchanged.max(requested_at - last.answered_at);
+            } else {
+                self.changed = self.changed.min(answered_at - last.since);
+            }
+        }
+        match last {
+            Some(last) if repeat => {
+                last.since = last.since.min(requested_at);
+                if cached {
+                    last.since
+                } else {
+                    requested_at
+                }
+            }
+            _ => {
+                self.last.insert(
+                    view.page,
+                    LastAnswer {
+                        total: view.total,
+                        items: view.items.clone(),
+                        since: requested_at,
+                        answered_at,
+                    },
+                );
+                requested_at
+            }
+        }
+    }
+
+    /// Whether the listing has shown a cache: page 1 has come back unchanged
+    /// [`CACHE_REPEATS`] times, and every time it came back changed it was older than every
+    /// time it came back unchanged. A cache keeps a page for its lifetime and then lets it
+    /// go; a list that stood still a while changes when a broadcast starts, at any age.
+    fn cached(&self) -> bool {
+        self.repeats >= CACHE_REPEATS && self.changed > self.unchanged
+    }
+
+    /// When a read of `page` may next bring an answer other than its last one: where the
+    /// listing has shown a cache, the oldest page 1 has come back unchanged and an eighth
+    /// more after the page's last answer was first given; else (or for a page not read) at
+    /// once, `Millis::MIN`.
+    pub fn fresh_at(&self, page: u32) -> Millis {
+        match self.last.get(&page) {
+            Some(last) if self.cached() => last.since + self.unchanged + self.unchanged / 8,
+            _ => Millis::MIN,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn view(page: u32, total: u64, ids: &[&str]) -> PageView {
+        let items = (ids.iter().enumerate())
+            .map(|(i, id)| Listed {
+                id: Arc::from(*id),
+                key: 1_000 - i as Millis,
+                title: Arc::from(""),
+                link: Arc::from(""),
+            })
+            .collect();
+        PageView {
+            page,
+            total: Some(total),
+            items,
+        }
+    }
+
+    /// Page 1 read every 19 s behind a cache that keeps pages 40 s: two answers of three
+    /// repeat the one before, 19 and 38 s after it was first given, and the third, 57 s
+    /// after, has changed. Returns the time of the next read.
+    fn cached_page_one(renders: &mut Renders, cycles: u32) -> Millis {
+        let mut at = 1_000_000;
+        for i in 0..cycles {
+            let page = view(1, 40, &[&format!("lv{}", 200 + i)]);
+            for age in [0, 19_000, 38_000] {
+                renders.rendered_after(&page, at + age, at + age);
+            }
+            at += 57_000;
+        }
+        at
+    }
+
+    /// Until page 1 has shown a cache, an answer counts from its read, unchanged or not.
+    /// Then a page answered the same way again dates from the first of those answers; a
+    /// changed answer, another page or an empty one starts afresh.
+    #[test]
+    fn once_a_cache_is_shown_an_equal_answer_dates_from_the_first_of_the_run() {
+        let mut renders = Renders::default();
+        let a = view(2, 40, &["lv3", "lv2"]);
+        assert_eq!(renders.rendered_after(&a, 100, 100), 100);
+        assert_eq!(renders.rendered_after(&a, 200, 200), 200);
+        // Page 1 has come back unchanged twice, then three and four times: the cache shown.
+        let at = cached_page_one(&mut renders, 1);
+        let one = view(1, 40, &["lv9"]);
+        assert_eq!(renders.rendered_after(&one, at, at), at);
+        assert_eq!(renders.rendered_after(&one, at + 1, at + 1), at + 1);
+        assert_eq!(renders.rendered_after(&one, at + 2, at + 2), at + 2);
+        assert_eq!(renders.rendered_after(&one, at + 3, at + 3), at);
+        assert_eq!(renders.rendered_after(&a, at + 3, at + 3), 100);
+        assert_eq!(
+            renders.rendered_after(&view(3, 40, &["lv1"]), at + 4, at + 4),
+            at + 4
+        );
+        assert_eq!(renders.rendered_after(&a, at + 5, at + 5), 100);
+        let b = view(2, 41, &["lv3", "lv2"]);
+        assert_eq!(renders.rendered_after(&b, at + 6, at + 6), at + 6);
+        assert_eq!(renders.rendered_after(&b, at + 7, at + 7), at + 6);
+        assert_eq!(
+            renders.rendered_after(&view(2, 41, &[]), at + 8, at + 8),
+            at + 8
+        );
+        assert_eq!(renders.rendered_after(&b, at + 9, at + 9), at + 9);
+    }
+
+    /// Behind a cache a page read is fresh again the oldest page 1 came back unchanged, and
+    /// an eighth more, after its answer was first given. A list that changes at every read
+    /// shows no cache, nor one that stood still a while now and then, nor pages deeper in the
+    /// list unchanged.
+    #[test]
+    fn page_one_shows_a_cache_and_how_long_it_keeps_a_page() {
+        let mut renders = Renders::default();
+        let at = cached_page_one(&mut renders, 30);
+        assert_eq!(renders.fresh_at(1), at - 57_000 + 38_000 + 38_000 / 8);
+        renders.rendered_after(&view(2, 40, &["lv7"]), at, at);
+        assert_eq!(renders.fresh_at(2), at + 38_000 + 38_000 / 8);
+        assert_eq!(renders.fresh_at(9), Millis::MIN);
+
+        let mut changing = Renders::default();
+        let deep = view(5, 40, &["lv3", "lv2"]);
+        for at in (0..20).map(|i| i * 50_000) {
+            changing.rendered_after(&deep, at, at);
+        }
+        for (i, at) in (0..20).zip((0..).step_by(19_000)) {
+            changing.rendered_after(&view(1, 40, &[&format!("lv{}", 100 + i)]), at, at);
+        }
+        assert_eq!(changing.fresh_at(1), Millis::MIN);
+        assert_eq!(changing.fresh_at(5), Millis::MIN);
+
+        // A quiet list: page 1 changes after 19 s now and then, and stays 38 s at others.
+        let mut quiet = Renders::default();
+        let mut at = 0;
+        for i in 0..30 {
+            let page = view(1, 40, &[&format!("lv{}", 300 + i)]);
+            quiet.rendered_after(&page, at, at);
+            if i % 2 == 0 {
+                quiet.rendered_after(&page, at + 19_000, at + 19_000);
+                quiet.rendered_after(&page, at + 38_000, at + 38_000);
+            }
+            at += 19_000 * (1 + 2 * (1 - i % 2));
+        }
+        assert_eq!(quiet.fresh_at(1), Millis::MIN);
+    }
+}
