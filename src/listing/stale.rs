@@ -33,7 +33,7 @@
 
 use std::collections::HashMap;
 
-use super::{Listed, Millis, PageView};
+use super::{Millis, PageView};
 
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
@@ -68,8 +68,7 @@ impl Default for Renders {
 
 #[derive(Debug, Clone)]
 struct LastAnswer {
-    total: Option<u64>,
-    items: Vec<Listed>,
+    view: PageView,
     /// When the first read of the run of answers equal to this one started.
     since: Millis,
     /// When that read was answered.
@@ -93,9 +92,7 @@ impl Renders {
         }
         let cached = self.cached();
         let last = self.last.get_mut(&view.page);
-        let repeat = last
-            .as_ref()
-            .is_some_and(|last| last.total == view.total && last.items == view.items);
+        let repeat = last.as_ref().is_some_and(|last| last.view == *view);
         if let (1, Some(last)) = (view.page, &last) {
             // Each page was rendered during its read: the two renders lay at least the first
             // bound apart, at most the second.
@@ -119,8 +116,7 @@ impl Renders {
                 self.last.insert(
                     view.page,
                     LastAnswer {
-                        total: view.total,
-                        items: view.items.clone(),
+                        view: view.clone(),
                         since: requested_at,
                         answered_at,
                     },
@@ -153,6 +149,7 @@ impl Renders {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listing::Listed;
     use std::sync::Arc;
 
     fn view(page: u32, total: u64, ids: &[&str]) -> PageView {

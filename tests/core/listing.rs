@@ -1246,7 +1246,6 @@ fn sim_lists_equal_keys_in_start_order_when_asked() {
     }
 }
 
-/// The same seed gives the same world; another seed another one.
 /// Behind a cache (`[reads] cache_ms`) a page is served as it was first rendered until the
 /// cache lets it go, each page on its own; a failed read is not kept.
 #[test]
@@ -1281,6 +1280,7 @@ fn sim_serves_a_cached_page_as_first_rendered_until_the_cache_lets_it_go() {
     assert_eq!(scenario.compressed(20.0).reads.cache_ms, 1_500.0);
 }
 
+/// The same seed gives the same world; another seed another one.
 #[test]
 fn sim_world_is_deterministic_by_seed() {
     let scenario = peak2009();
