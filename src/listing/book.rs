@@ -161,14 +161,17 @@ impl Book {
     /// broadcast whose key lies strictly inside the page's [`absence_range`] but which the
     /// page does not list; once the listing has shown that it lists equal keys in the order
     /// of their id serials ([`super::ties`]), also those with the key of an end of the page
-    /// that the order places inside it. A broadcast shown by a read answered after this one
-    /// started is left alone ([`BookEntry::answered_at`]). Returns the number of new
+    /// that the order places inside it. A broadcast shown by a read answered after
+    /// `alike_since` is left alone ([`BookEntry::answered_at`]): after this read started, or
+    /// after the first read of the run of answers alike this one that it ends, for a cache
+    /// may have kept that first answer ([`super::stale`]). Returns the number of new
     /// broadcasts.
     pub fn apply_snapshot(
         &mut self,
         view: &PageView,
         per_page: u32,
         requested_at: Millis,
+        alike_since: Millis,
         now: Millis,
     ) -> usize {
         let new = view
@@ -203,7 +206,7 @@ impl Book {
             .range((low, Arc::from(""))..)
             .map(|(_, entry)| entry)
             .take_while(|entry| entry.item.key <= high)
-            .filter(|entry| entry.answered_at <= requested_at)
+            .filter(|entry| entry.answered_at <= alike_since.min(requested_at))
             .map(|entry| &entry.item)
             .filter(|item| !listed.contains(&*item.id) && below_first(item) && above_last(item))
             .map(|item| item.id.clone())
@@ -282,7 +285,7 @@ mod tests {
             equals.reverse();
         }
         let view = page(2, [&equals[..], &[item(30, 60), item(20, 50)]].concat());
-        book.apply_snapshot(&view, 4, 10, 10);
+        book.apply_snapshot(&view, 4, 10, 10, 10);
         serials
             .iter()
             .copied()
@@ -298,7 +301,7 @@ mod tests {
             equals.reverse();
         }
         for _ in 0..TRUST_AFTER.div_ceil(16) {
-            book.apply_snapshot(&page(9, equals.clone()), 17, 0, 0);
+            book.apply_snapshot(&page(9, equals.clone()), 17, 0, 0, 0);
         }
         book
     }

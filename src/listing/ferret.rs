@@ -1628,6 +1628,7 @@ impl FerretPager {
         // What the page shows was on air when it was rendered: at the read, or before it
         // where a cache may have answered ([`Renders`]).
         let rendered_after = self.renders.rendered_after(&view, requested_at, now);
+        let alike_since = self.renders.alike_since(page).unwrap_or(requested_at);
         let view = self.trusted_total(view);
         let view = self.repeat_as_empty(view);
         // Every page carries the channel's total, or the estimate stands. A total trusted again
@@ -1687,7 +1688,7 @@ impl FerretPager {
         }
         let new = self
             .book
-            .apply_snapshot(&view, self.per_page, rendered_after, now);
+            .apply_snapshot(&view, self.per_page, rendered_after, alike_since, now);
         if view.total.is_none() {
             self.observe_end(page, &view);
             self.total = self.estimate_total();

@@ -27,9 +27,13 @@
 //!   answer was first given. A read made then that still finds page 1 unchanged lengthens
 //!   that time, so it grows to the cache's lifetime.
 //!
-//! Until then every answer counts from its read, as on a listing without a cache: a cache
+//! Until then every answer counts from its read, as on a listing without a cache (a cache
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
-//! most that old.
+//! most that old), but for one thing: an answer equal to the page's last one proves no
+//! broadcast gone that a read answered since the first of them showed
+//! ([`Renders::alike_since`]). A cache makes such answers, and it takes a few minutes to show
+//! itself; without one, the broadcast must have started and ended between the two reads with
+//! the rest of the list balancing it out, and another page shows its end.
 
 use std::collections::HashMap;
 
@@ -126,6 +130,13 @@ impl Renders {
         }
     }
 
+    /// When the first read of the run of equal answers to `page` that its last answer ends
+    /// started, cache shown or not: the answer proves no broadcast gone that a read answered
+    /// since then has shown.
+    pub fn alike_since(&self, page: u32) -> Option<Millis> {
+        self.last.get(&page).map(|last| last.since)
+    }
+
     /// Whether the listing has shown a cache: page 1 has come back unchanged
     /// [`CACHE_REPEATS`] times, and every time it came back changed it was older than every
     /// time it came back unchanged. A cache keeps a page for its lifetime and then lets it
@@ -183,15 +194,21 @@ mod tests {
         at
     }
 
-    /// Until page 1 has shown a cache, an answer counts from its read, unchanged or not.
-    /// Then a page answered the same way again dates from the first of those answers; a
-    /// changed answer, another page or an empty one starts afresh.
+    /// Until page 1 has shown a cache, an answer counts from its read, unchanged or not (but
+    /// the run of equal answers it ends is known all the same). Then a page answered the same
+    /// way again dates from the first of those answers; a changed answer, another page or an
+    /// empty one starts afresh.
     #[test]
     fn once_a_cache_is_shown_an_equal_answer_dates_from_the_first_of_the_run() {
         let mut renders = Renders::default();
         let a = view(2, 40, &["lv3", "lv2"]);
         assert_eq!(renders.rendered_after(&a, 100, 100), 100);
         assert_eq!(renders.rendered_after(&a, 200, 200), 200);
+        assert_eq!(
+            renders.alike_since(2),
+            Some(100),
+            "shown or not, the run is known"
+        );
         // Page 1 has come back unchanged twice, then three and four times: the cache shown.
         let at = cached_page_one(&mut renders, 1);
         let one = view(1, 40, &["lv9"]);
@@ -208,10 +225,12 @@ mod tests {
         let b = view(2, 41, &["lv3", "lv2"]);
         assert_eq!(renders.rendered_after(&b, at + 6, at + 6), at + 6);
         assert_eq!(renders.rendered_after(&b, at + 7, at + 7), at + 6);
+        assert_eq!(renders.alike_since(2), Some(at + 6));
         assert_eq!(
             renders.rendered_after(&view(2, 41, &[]), at + 8, at + 8),
             at + 8
         );
+        assert_eq!(renders.alike_since(2), None);
         assert_eq!(renders.rendered_after(&b, at + 9, at + 9), at + 9);
     }
 

@@ -242,7 +242,7 @@ impl FerretPager {
                     ..view
                 };
                 self.book
-                    .apply_snapshot(&last, self.per_page, requested_at, now);
+                    .apply_snapshot(&last, self.per_page, requested_at, requested_at, now);
                 self.end_at(end);
             }
             // The page checked not read yet, or read once: the check goes on.
