@@ -13,7 +13,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use ferret::listing::{
-    BookEntry, Event, EventKind, Listed, Memory, OnTheSecond, TieOrder, UnseenSerials,
+    BookEntry, Event, EventKind, Listed, Memory, OnTheSecond, PageCache, TieOrder, UnseenSerials,
 };
 use ferret::stories::{NewsItem, Placement};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -266,6 +266,14 @@ const MIGRATIONS: &[M<'static>] = &[
         "ALTER TABLE listing_memory ADD COLUMN serials_counted INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE listing_memory ADD COLUMN serials_unseen INTEGER NOT NULL DEFAULT 0;",
     ),
+    // 19: what a listing's page 1 showed of a cache, so that a restarted detector behind one
+    // does not take the pages the cache kept from before the restart as rendered at its reads.
+    M::up(
+        "ALTER TABLE listing_memory ADD COLUMN cache_repeats INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE listing_memory ADD COLUMN cache_unchanged_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE listing_memory ADD COLUMN cache_changed_ms INTEGER NOT NULL
+            DEFAULT 9223372036854775807;",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -444,7 +452,8 @@ impl Store {
             .conn
             .query_row(
                 "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen
+                    frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen,
+                    cache_repeats, cache_unchanged_ms, cache_changed_ms
                 FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
@@ -463,6 +472,11 @@ impl Store {
                         unseen_serials: UnseenSerials {
                             counted: row.get(8)?,
                             unseen: row.get(9)?,
+                        },
+                        page_cache: PageCache {
+                            repeats: row.get(10)?,
+                            unchanged: row.get(11)?,
+                            changed: row.get(12)?,
                         },
                     })
                 },
@@ -508,8 +522,9 @@ impl Store {
             Some(memory) => tx.execute(
                 "INSERT OR REPLACE INTO listing_memory
                 (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
-                    frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen,
+                    cache_repeats, cache_unchanged_ms, cache_changed_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     listing,
                     memory.round_at,
@@ -521,7 +536,10 @@ impl Store {
                     memory.frame_ends.broken,
                     memory.budget_empty_at,
                     memory.unseen_serials.counted,
-                    memory.unseen_serials.unseen
+                    memory.unseen_serials.unseen,
+                    memory.page_cache.repeats,
+                    memory.page_cache.unchanged,
+                    memory.page_cache.changed
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

@@ -88,7 +88,7 @@ mod share;
 mod tests;
 
 use super::second::{FrameEnds, KEY_RESOLUTION};
-use super::stale::Renders;
+use super::stale::{Rendered, Renders};
 use super::walk::Walk;
 use super::PageView;
 use super::{
@@ -465,6 +465,7 @@ impl FerretPager {
             self.frame_ends.restore(memory.frame_lateness);
             self.frame_ends.restore_on_the_second(memory.frame_ends);
             self.holes.restore(memory.unseen_serials);
+            self.renders.restore(memory.page_cache);
         }
         self
     }
@@ -1627,8 +1628,10 @@ impl FerretPager {
         };
         // What the page shows was on air when it was rendered: at the read, or before it
         // where a cache may have answered ([`Renders`]).
-        let rendered_after = self.renders.rendered_after(&view, requested_at, now);
-        let alike_since = self.renders.alike_since(page).unwrap_or(requested_at);
+        let Rendered {
+            after: rendered_after,
+            alike_since,
+        } = self.renders.rendered(&view, requested_at, now);
         let view = self.trusted_total(view);
         let view = self.repeat_as_empty(view);
         // Every page carries the channel's total, or the estimate stands. A total trusted again
@@ -1888,6 +1891,7 @@ impl Pager for FerretPager {
             frame_lateness: self.frame_ends.lateness(),
             frame_ends: self.frame_ends.on_the_second(),
             unseen_serials: self.holes.count(),
+            page_cache: self.renders.cache(),
         })
     }
 }

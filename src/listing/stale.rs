@@ -20,7 +20,7 @@
 //!
 //! - an answer equal to the page's last one, item for item and total for total, is taken as
 //!   rendered no later than the first read of that run of equal answers
-//!   ([`Renders::rendered_after`]): it proves no more than that read did;
+//!   ([`Renders::rendered`]): it proves no more than that read did;
 //! - a read of a page made before the cache may let it go would bring the same answer, a
 //!   read of the budget spent for nothing. [`Renders::fresh_at`] tells when that may be: the
 //!   oldest page 1 has come back unchanged, and an eighth more, after the page's last
@@ -31,7 +31,7 @@
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
 //! most that old), but for one thing: an answer equal to the page's last one proves no
 //! broadcast gone that a read answered since the first of them showed
-//! ([`Renders::alike_since`]). A cache makes such answers, and it takes a few minutes to show
+//! ([`Rendered::alike_since`]). A cache makes such answers, and it takes a few minutes to show
 //! itself; without one, the broadcast must have started and ended between the two reads with
 //! the rest of the list balancing it out, and another page shows its end.
 
@@ -42,32 +42,69 @@ use super::{Millis, PageView};
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
 
-/// Each page's last answer, and since when it has been answered that way
-/// ([`Renders::rendered_after`]); what page 1's answers show of a cache.
-#[derive(Debug, Clone)]
-pub struct Renders {
-    last: HashMap<u32, LastAnswer>,
+/// What page 1's answers have shown of a cache ([`Renders`]), kept in the store with the
+/// detector's memory ([`super::Memory::page_cache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageCache {
     /// How many answers to page 1 repeated the last one.
-    repeats: u32,
+    pub repeats: u32,
     /// The oldest page 1's answer has surely been when read again unchanged (from the answer
     /// to the first read of the run to the start of the read): under a cache's lifetime,
     /// where the listing has one.
-    unchanged: Millis,
+    pub unchanged: Millis,
     /// The youngest page 1's answer may have been when read again changed (from the start of
     /// the first read of the run to the answer): past a cache's lifetime, where the listing
-    /// has one.
-    changed: Millis,
+    /// has one. `Millis::MAX` until it has changed.
+    pub changed: Millis,
 }
 
-impl Default for Renders {
-    fn default() -> Renders {
-        Renders {
-            last: HashMap::new(),
+impl Default for PageCache {
+    fn default() -> PageCache {
+        PageCache {
             repeats: 0,
             unchanged: 0,
             changed: Millis::MAX,
         }
     }
+}
+
+impl PageCache {
+    /// Whether the listing has shown a cache: page 1 has come back unchanged
+    /// [`CACHE_REPEATS`] times, and every time it came back changed it was older than every
+    /// time it came back unchanged. A cache keeps a page for its lifetime and then lets it
+    /// go; a list that stood still a while changes when a broadcast starts, at any age.
+    fn shown(&self) -> bool {
+        self.repeats >= CACHE_REPEATS && self.changed > self.unchanged
+    }
+
+    /// How long after it was first given an answer may still come from the cache: the
+    /// oldest page 1 has come back unchanged, and an eighth more.
+    fn keeps(&self) -> Millis {
+        self.unchanged + self.unchanged / 8
+    }
+}
+
+/// When a page's answer may have been rendered, as far as the reads tell
+/// ([`Renders::rendered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rendered {
+    /// The earliest moment the answer may have been rendered: the start of its read, or,
+    /// where the listing has shown a cache, the start of the first read of the run of equal
+    /// answers to its page that it ends.
+    pub after: Millis,
+    /// The answer proves no broadcast gone that a read answered after this has shown: the
+    /// start of the first read of the run of equal answers it ends, cache shown or not; a
+    /// cache's lifetime before its read for the first answer to a page not read before (or
+    /// since a restart) where the listing has shown one.
+    pub alike_since: Millis,
+}
+
+/// Each page's last answer, and since when it has been answered that way
+/// ([`Renders::rendered`]); what page 1's answers show of a cache.
+#[derive(Debug, Clone, Default)]
+pub struct Renders {
+    last: HashMap<u32, LastAnswer>,
+    cache: PageCache,
 }
 
 #[derive(Debug, Clone)]
@@ -80,40 +117,43 @@ struct LastAnswer {
 }
 
 impl Renders {
-    /// The earliest moment `view`, answered at `answered_at` to a read started at
-    /// `requested_at`, may have been rendered: `requested_at`, or, where the listing has
-    /// shown a cache, the start of the first read of the run of equal answers to its page
-    /// that it ends. An empty page is no snapshot of anything and starts no run.
-    pub fn rendered_after(
+    /// When `view`, answered at `answered_at` to a read started at `requested_at`, may have
+    /// been rendered. An empty page is no snapshot of anything and starts no run.
+    pub fn rendered(
         &mut self,
         view: &PageView,
         requested_at: Millis,
         answered_at: Millis,
-    ) -> Millis {
+    ) -> Rendered {
+        let at_read = Rendered {
+            after: requested_at,
+            alike_since: requested_at,
+        };
         if view.items.is_empty() {
             self.last.remove(&view.page);
-            return requested_at;
+            return at_read;
         }
-        let cached = self.cached();
+        let shown = self.cache.shown();
         let last = self.last.get_mut(&view.page);
         let repeat = last.as_ref().is_some_and(|last| last.view == *view);
         if let (1, Some(last)) = (view.page, &last) {
             // Each page was rendered during its read: the two renders lay at least the first
             // bound apart, at most the second.
+            let cache = &mut self.cache;
             if repeat {
-                self.repeats += 1;
-                self.unchanged = self.unchanged.max(requested_at - last.answered_at);
+                cache.repeats += 1;
+                cache.unchanged = cache.unchanged.max(requested_at - last.answered_at);
             } else {
-                self.changed = self.changed.min(answered_at - last.since);
+                cache.changed = cache.changed.min(answered_at - last.since);
             }
         }
+        let known = last.is_some();
         match last {
             Some(last) if repeat => {
                 last.since = last.since.min(requested_at);
-                if cached {
-                    last.since
-                } else {
-                    requested_at
+                Rendered {
+                    after: if shown { last.since } else { requested_at },
+                    alike_since: last.since,
                 }
             }
             _ => {
@@ -125,33 +165,38 @@ impl Renders {
                         answered_at,
                     },
                 );
-                requested_at
+                // A page this detector has not read may be one the cache kept from a read
+                // of before its restart, or of another reader.
+                let unknown = shown && !known;
+                Rendered {
+                    alike_since: if unknown {
+                        requested_at - self.cache.keeps()
+                    } else {
+                        requested_at
+                    },
+                    ..at_read
+                }
             }
         }
     }
 
-    /// When the first read of the run of equal answers to `page` that its last answer ends
-    /// started, cache shown or not: the answer proves no broadcast gone that a read answered
-    /// since then has shown.
-    pub fn alike_since(&self, page: u32) -> Option<Millis> {
-        self.last.get(&page).map(|last| last.since)
+    /// What page 1's answers have shown of a cache.
+    pub fn cache(&self) -> PageCache {
+        self.cache
     }
 
-    /// Whether the listing has shown a cache: page 1 has come back unchanged
-    /// [`CACHE_REPEATS`] times, and every time it came back changed it was older than every
-    /// time it came back unchanged. A cache keeps a page for its lifetime and then lets it
-    /// go; a list that stood still a while changes when a broadcast starts, at any age.
-    fn cached(&self) -> bool {
-        self.repeats >= CACHE_REPEATS && self.changed > self.unchanged
+    /// A restarted detector's renders: no page's answer known, the cache as shown before.
+    pub fn restore(&mut self, cache: PageCache) {
+        self.cache = cache;
     }
 
     /// When a read of `page` may next bring an answer other than its last one: where the
-    /// listing has shown a cache, the oldest page 1 has come back unchanged and an eighth
-    /// more after the page's last answer was first given; else (or for a page not read) at
-    /// once, `Millis::MIN`.
+    /// listing has shown a cache, when the cache may let go of its last answer
+    /// ([`PageCache::keeps`] after that answer was first given); else (or for a page not
+    /// read) at once, `Millis::MIN`.
     pub fn fresh_at(&self, page: u32) -> Millis {
         match self.last.get(&page) {
-            Some(last) if self.cached() => last.since + self.unchanged + self.unchanged / 8,
+            Some(last) if self.cache.shown() => last.since + self.cache.keeps(),
             _ => Millis::MIN,
         }
     }
@@ -187,51 +232,66 @@ mod tests {
         for i in 0..cycles {
             let page = view(1, 40, &[&format!("lv{}", 200 + i)]);
             for age in [0, 19_000, 38_000] {
-                renders.rendered_after(&page, at + age, at + age);
+                renders.rendered(&page, at + age, at + age);
             }
             at += 57_000;
         }
         at
     }
 
-    /// Until page 1 has shown a cache, an answer counts from its read, unchanged or not (but
-    /// the run of equal answers it ends is known all the same). Then a page answered the same
+    /// Until page 1 has shown a cache, an answer counts from its read, unchanged or not, but
+    /// the run of equal answers it ends is known all the same. Then a page answered the same
     /// way again dates from the first of those answers; a changed answer, another page or an
-    /// empty one starts afresh.
+    /// empty one starts afresh; and the first answer to a page with none known may be as old
+    /// as the cache keeps pages (38 s here, and an eighth more).
     #[test]
     fn once_a_cache_is_shown_an_equal_answer_dates_from_the_first_of_the_run() {
+        let rendered = |after, alike_since| Rendered { after, alike_since };
         let mut renders = Renders::default();
         let a = view(2, 40, &["lv3", "lv2"]);
-        assert_eq!(renders.rendered_after(&a, 100, 100), 100);
-        assert_eq!(renders.rendered_after(&a, 200, 200), 200);
-        assert_eq!(
-            renders.alike_since(2),
-            Some(100),
-            "shown or not, the run is known"
-        );
+        assert_eq!(renders.rendered(&a, 100, 100), rendered(100, 100));
+        assert_eq!(renders.rendered(&a, 200, 200), rendered(200, 100));
         // Page 1 has come back unchanged twice, then three and four times: the cache shown.
         let at = cached_page_one(&mut renders, 1);
         let one = view(1, 40, &["lv9"]);
-        assert_eq!(renders.rendered_after(&one, at, at), at);
-        assert_eq!(renders.rendered_after(&one, at + 1, at + 1), at + 1);
-        assert_eq!(renders.rendered_after(&one, at + 2, at + 2), at + 2);
-        assert_eq!(renders.rendered_after(&one, at + 3, at + 3), at);
-        assert_eq!(renders.rendered_after(&a, at + 3, at + 3), 100);
+        assert_eq!(renders.rendered(&one, at, at), rendered(at, at));
+        assert_eq!(renders.rendered(&one, at + 1, at + 1), rendered(at + 1, at));
+        assert_eq!(renders.rendered(&one, at + 2, at + 2), rendered(at + 2, at));
+        assert_eq!(renders.rendered(&one, at + 3, at + 3), rendered(at, at));
+        assert_eq!(renders.rendered(&a, at + 3, at + 3), rendered(100, 100));
+        let keeps = 38_000 + 38_000 / 8;
+        let three = view(3, 40, &["lv1"]);
         assert_eq!(
-            renders.rendered_after(&view(3, 40, &["lv1"]), at + 4, at + 4),
-            at + 4
+            renders.rendered(&three, at + 4, at + 4),
+            rendered(at + 4, at + 4 - keeps)
         );
-        assert_eq!(renders.rendered_after(&a, at + 5, at + 5), 100);
+        assert_eq!(renders.rendered(&a, at + 5, at + 5), rendered(100, 100));
         let b = view(2, 41, &["lv3", "lv2"]);
-        assert_eq!(renders.rendered_after(&b, at + 6, at + 6), at + 6);
-        assert_eq!(renders.rendered_after(&b, at + 7, at + 7), at + 6);
-        assert_eq!(renders.alike_since(2), Some(at + 6));
         assert_eq!(
-            renders.rendered_after(&view(2, 41, &[]), at + 8, at + 8),
-            at + 8
+            renders.rendered(&b, at + 6, at + 6),
+            rendered(at + 6, at + 6)
         );
-        assert_eq!(renders.alike_since(2), None);
-        assert_eq!(renders.rendered_after(&b, at + 9, at + 9), at + 9);
+        assert_eq!(
+            renders.rendered(&b, at + 7, at + 7),
+            rendered(at + 6, at + 6)
+        );
+        let empty = view(2, 41, &[]);
+        assert_eq!(
+            renders.rendered(&empty, at + 8, at + 8),
+            rendered(at + 8, at + 8)
+        );
+        assert_eq!(
+            renders.rendered(&b, at + 9, at + 9),
+            rendered(at + 9, at + 9 - keeps)
+        );
+        // Restarted, the detector knows no page's answer, and the cache still.
+        let mut restarted = Renders::default();
+        restarted.restore(renders.cache());
+        assert_eq!(
+            restarted.rendered(&b, at + 10, at + 10),
+            rendered(at + 10, at + 10 - keeps)
+        );
+        assert_eq!(restarted.fresh_at(2), at + 10 + keeps);
     }
 
     /// Behind a cache a page read is fresh again the oldest page 1 came back unchanged, and
@@ -243,17 +303,17 @@ mod tests {
         let mut renders = Renders::default();
         let at = cached_page_one(&mut renders, 30);
         assert_eq!(renders.fresh_at(1), at - 57_000 + 38_000 + 38_000 / 8);
-        renders.rendered_after(&view(2, 40, &["lv7"]), at, at);
+        renders.rendered(&view(2, 40, &["lv7"]), at, at);
         assert_eq!(renders.fresh_at(2), at + 38_000 + 38_000 / 8);
         assert_eq!(renders.fresh_at(9), Millis::MIN);
 
         let mut changing = Renders::default();
         let deep = view(5, 40, &["lv3", "lv2"]);
         for at in (0..20).map(|i| i * 50_000) {
-            changing.rendered_after(&deep, at, at);
+            changing.rendered(&deep, at, at);
         }
         for (i, at) in (0..20).zip((0..).step_by(19_000)) {
-            changing.rendered_after(&view(1, 40, &[&format!("lv{}", 100 + i)]), at, at);
+            changing.rendered(&view(1, 40, &[&format!("lv{}", 100 + i)]), at, at);
         }
         assert_eq!(changing.fresh_at(1), Millis::MIN);
         assert_eq!(changing.fresh_at(5), Millis::MIN);
@@ -263,10 +323,10 @@ mod tests {
         let mut at = 0;
         for i in 0..30 {
             let page = view(1, 40, &[&format!("lv{}", 300 + i)]);
-            quiet.rendered_after(&page, at, at);
+            quiet.rendered(&page, at, at);
             if i % 2 == 0 {
-                quiet.rendered_after(&page, at + 19_000, at + 19_000);
-                quiet.rendered_after(&page, at + 38_000, at + 38_000);
+                quiet.rendered(&page, at + 19_000, at + 19_000);
+                quiet.rendered(&page, at + 38_000, at + 38_000);
             }
             at += 19_000 * (1 + 2 * (1 - i % 2));
         }

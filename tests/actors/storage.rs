@@ -1,4 +1,6 @@
-use ferret::listing::{Event, EventKind, Listed, Memory, OnTheSecond, TieOrder, UnseenSerials};
+use ferret::listing::{
+    Event, EventKind, Listed, Memory, OnTheSecond, PageCache, TieOrder, UnseenSerials,
+};
 use ferret::stories::NewsItem;
 use ferret_actors::storage::{migrations, Detection, Store};
 
@@ -16,7 +18,7 @@ fn store_is_wal_and_keeps_records_across_reopen() {
     {
         let store = Store::open(&path).expect("creates the directory and the database");
         assert_eq!(store.journal_mode().unwrap(), "wal");
-        assert_eq!(store.schema_version().unwrap(), 18);
+        assert_eq!(store.schema_version().unwrap(), 19);
         let run = store.record_run_started("test", 1_000).unwrap();
         store
             .record_restart("ferret", 2, "panicked: boom", 1_500)
@@ -164,7 +166,7 @@ fn listing_reads_survive_a_reopen_within_their_hour() {
 }
 
 /// What a listing's detector learnt beyond its book (its sweep and buckets, the end of a list without a
-/// total, how late its frames end, how many of its serials went unseen) and what its pages showed of the order among equal keys
+/// total, how late its frames end, how many of its serials went unseen, what page 1 showed of a cache) and what its pages showed of the order among equal keys
 /// come back after a reopen as the latest read left them, each listing's apart; a read
 /// without the memory (a strategy that keeps none) forgets it.
 #[test]
@@ -184,6 +186,15 @@ fn a_listings_memory_is_the_latest_reads_and_survives_a_reopen() {
         unseen_serials: UnseenSerials {
             counted: round_at.map_or(0, |_| 640),
             unseen: round_at.map_or(0, |_| 131),
+        },
+        // No cache shown in the first, one of about 30 s in the second.
+        page_cache: match round_at {
+            None => PageCache::default(),
+            Some(_) => PageCache {
+                repeats: 12,
+                unchanged: 29_000,
+                changed: 33_500,
+            },
         },
     };
     let ties = |larger_first, smaller_first| TieOrder {

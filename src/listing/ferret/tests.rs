@@ -1,7 +1,9 @@
 use super::share::{LATE_SHARE, SHARE_FALL, SHARE_RISE, SHARE_STEP};
 use super::*;
 use crate::listing::second::TRUST_AFTER;
-use crate::listing::{spacing_for, EventKind, Listed, OnTheSecond, TieOrder, MINUTE, SECOND};
+use crate::listing::{
+    spacing_for, EventKind, Listed, OnTheSecond, PageCache, TieOrder, MINUTE, SECOND,
+};
 
 fn item(key: Millis) -> Listed {
     Listed {
@@ -1112,8 +1114,9 @@ fn a_resumed_detector_reads_only_what_its_downtime_may_have_hidden() {
 /// tolerances that bound it count from the last read before the restart (down five
 /// minutes here): the downtime is not lateness. It also knows where the end of a listing
 /// without a total was, how late its frames ended, whether they end on the second their
-/// keys give and how many of its serials went unseen. Times ahead of the clock at the first
-/// poll (the clock was set back) are dropped, as if there were no memory.
+/// keys give, how many of its serials went unseen and what page 1 showed of a cache. Times
+/// ahead of the clock at the first poll (the clock was set back) are dropped, as if there
+/// were no memory.
 #[test]
 fn a_resumed_detector_goes_on_with_its_memory() {
     let t0: Millis = 1_000 * 60 * MINUTE;
@@ -1133,6 +1136,11 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         unseen_serials: UnseenSerials {
             counted: 900,
             unseen: 120,
+        },
+        page_cache: PageCache {
+            repeats: 9,
+            unchanged: 28 * SECOND,
+            changed: 31 * SECOND,
         },
     };
     let high = params.sweep_share + SHARE_RISE;
@@ -1185,6 +1193,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
         unseen_serials: UnseenSerials::default(),
+        page_cache: PageCache::default(),
     };
     assert_eq!(resumed(None), (fresh, t0 - 12 * MINUTE - 30 * SECOND, None));
     let ahead = Memory {
@@ -1196,6 +1205,7 @@ fn a_resumed_detector_goes_on_with_its_memory() {
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
         unseen_serials: UnseenSerials::default(),
+        page_cache: PageCache::default(),
     };
     assert_eq!(resumed(Some(ahead)).0, fresh);
 }
@@ -1215,6 +1225,7 @@ fn a_restart_does_not_refill_the_main_bucket() {
         frame_lateness: 0,
         frame_ends: OnTheSecond::default(),
         unseen_serials: UnseenSerials::default(),
+        page_cache: PageCache::default(),
     };
     let resumed =
         FerretPager::new(params.clone(), Book::new()).resume(t0 - 2 * SECOND, Some(memory));
