@@ -61,10 +61,10 @@ fuzz_target!(|data: &[u8]| {
                 "no item silently dropped"
             );
             let mut book = Book::new();
-            book.apply_snapshot(&view, 18, 0, 1);
+            book.apply_snapshot(&view, 18, 0, 0, 1);
             let mut again = view.clone();
             again.page = 2;
-            book.apply_snapshot(&again, 18, 2, 3);
+            book.apply_snapshot(&again, 18, 2, 2, 3);
             for item in &view.items {
                 assert!(
                     !book.is_gone(&item.id),
