@@ -451,9 +451,10 @@ pub struct Memory {
     /// What page 1's answers showed of a cache. Resumed without it, a detector behind a
     /// cache took the first answer to each page as rendered during its read, and a page the
     /// cache kept from before the restart proved a broadcast gone that a read had shown since
-    /// (a cache of 20 or 30 s, restarted every 20 minutes, seeds 1–8: 2 false Off Air in 48
-    /// runs; the listings log, "A repeat before the cache shows"). It also waited minutes for
-    /// the cache to show itself again, reading pages the cache still held.
+    /// (a cache of 20 or 30 s, restarted every 20 minutes, seeds 1–8 at both scales: 2 false
+    /// Off Air in 32 runs; the listings log, "A repeat before the cache shows, and the cache
+    /// across restarts"). It also waited minutes for the cache to show itself again, reading
+    /// pages the cache still held.
     pub page_cache: PageCache,
 }
 

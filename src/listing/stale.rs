@@ -25,7 +25,11 @@
 //!   read of the budget spent for nothing. [`Renders::fresh_at`] tells when that may be: the
 //!   oldest page 1 has come back unchanged, and an eighth more, after the page's last
 //!   answer was first given. A read made then that still finds page 1 unchanged lengthens
-//!   that time, so it grows to the cache's lifetime.
+//!   that time, so it grows to the cache's lifetime;
+//! - the first answer to a page with no answer known (not read before, or since an empty
+//!   answer or a restart) may be as old as that too: the cache may have kept it from the
+//!   detector's reads before a restart, or from another reader's. The store keeps what page
+//!   1 has shown of the cache ([`PageCache`]), so a restarted detector knows it at once.
 //!
 //! Until then every answer counts from its read, as on a listing without a cache (a cache
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
@@ -93,9 +97,10 @@ pub struct Rendered {
     /// answers to its page that it ends.
     pub after: Millis,
     /// The answer proves no broadcast gone that a read answered after this has shown: the
-    /// start of the first read of the run of equal answers it ends, cache shown or not; a
-    /// cache's lifetime before its read for the first answer to a page not read before (or
-    /// since a restart) where the listing has shown one.
+    /// start of the first read of the run of equal answers it ends, cache shown or not; where
+    /// the listing has shown a cache, the cache's lifetime before its read for the first
+    /// answer to a page with no answer known (not read before, or since an empty answer or a
+    /// restart).
     pub alike_since: Millis,
 }
 
