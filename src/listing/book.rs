@@ -164,8 +164,8 @@ impl Book {
     /// that the order places inside it. A broadcast shown by a read answered after
     /// `alike_since` is left alone ([`BookEntry::answered_at`]): after this read started, or
     /// after the first read of the run of answers alike this one that it ends, for a cache
-    /// may have kept that first answer ([`super::stale`]). Returns the number of new
-    /// broadcasts.
+    /// may have kept that first answer ([`super::stale`]); never later than `requested_at`.
+    /// Returns the number of new broadcasts.
     pub fn apply_snapshot(
         &mut self,
         view: &PageView,
@@ -206,7 +206,7 @@ impl Book {
             .range((low, Arc::from(""))..)
             .map(|(_, entry)| entry)
             .take_while(|entry| entry.item.key <= high)
-            .filter(|entry| entry.answered_at <= alike_since.min(requested_at))
+            .filter(|entry| entry.answered_at <= alike_since)
             .map(|entry| &entry.item)
             .filter(|item| !listed.contains(&*item.id) && below_first(item) && above_last(item))
             .map(|item| item.id.clone())

@@ -372,10 +372,12 @@ impl World {
         if cache <= 0 {
             return self.render(page);
         }
-        if let Some((rendered, served)) = self.cache.get(&page) {
-            if at - rendered < cache {
-                return served.clone();
-            }
+        let kept = self
+            .cache
+            .get(&page)
+            .filter(|(rendered, _)| at - rendered < cache);
+        if let Some((_, served)) = kept {
+            return served.clone();
         }
         let served = self.render(page);
         if matches!(served, Served::Page(_) | Served::NotFound(_)) {
