@@ -123,6 +123,17 @@ pub fn parse_retry_after(value: &str, now_unix: i64) -> Option<Duration> {
     ))
 }
 
+/// How long a cache kept a response, by its `Age` header (RFC 9111 §5.1): delta-seconds, a
+/// run of digits. A value too large to hold is 2³¹ seconds, as the RFC asks; anything else
+/// (empty, signed, a fraction, a list of two values) says nothing, `None`.
+pub fn parse_age(value: &str) -> Option<u64> {
+    let value = value.trim();
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(value.parse().unwrap_or(1 << 31).min(1 << 31))
+}
+
 /// Seconds since the Unix epoch of an HTTP-date in any of the three forms recipients must
 /// accept (RFC 9110 §5.6.7): IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete
 /// RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`, two-digit years in 1970–2069) and asctime
@@ -413,6 +424,17 @@ mod tests {
             p.retry_delay(64, 503, None, 1.0),
             Some(Duration::from_millis(3000))
         );
+    }
+
+    #[test]
+    fn age_is_delta_seconds_and_saturates_at_two_to_the_thirty_first() {
+        assert_eq!(parse_age("0"), Some(0));
+        assert_eq!(parse_age(" 37 "), Some(37));
+        assert_eq!(parse_age("2147483649"), Some(1 << 31));
+        assert_eq!(parse_age("99999999999999999999999"), Some(1 << 31));
+        for bad in ["", "-5", "1.5", "12, 13", "soon"] {
+            assert_eq!(parse_age(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::time::Duration;
 use ferret::config::FetchSettings;
 use ferret::fetch::{FetchError, Validators};
 use reqwest::header::{
-    HeaderMap, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, RETRY_AFTER,
+    HeaderMap, AGE, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED,
+    RETRY_AFTER,
 };
 use reqwest::redirect::Policy;
 
@@ -25,6 +26,8 @@ pub struct Reply {
     pub validators: Validators,
     /// The `Retry-After` header, if any.
     pub retry_after: Option<String>,
+    /// The `Age` header, if any: how long a cache had kept the response.
+    pub age: Option<String>,
     /// The body of a 2xx answer (decompressed), at most the configured maximum; empty otherwise.
     pub body: Vec<u8>,
 }
@@ -138,6 +141,7 @@ impl HttpClient {
                 last_modified: header(headers, LAST_MODIFIED),
             },
             retry_after: header(headers, RETRY_AFTER),
+            age: header(headers, AGE),
             url: final_url,
             body: Vec::new(),
         };

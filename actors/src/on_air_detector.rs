@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use actix::{AsyncContext as _, SpawnHandle};
 use ferret::config::ListingSource;
 use ferret::feed::ParseOptions;
-use ferret::fetch::{charset_of, parse_retry_after, Validators};
+use ferret::fetch::{charset_of, parse_age, parse_retry_after, Validators};
 use ferret::listing::{pager, view_from_feed, Book, EventKind, EventRecord, Millis, Pager};
 use ferret::listing::{PageView, ReadOutcome, ReadTime, HOUR, SECOND};
 use ferret::Role;
@@ -669,7 +669,9 @@ async fn read_page(
     let feed =
         ferret::feed::parse(&reply.body, &options).map_err(|err| Unread::cause(err.to_string()))?;
     let total = total_element.map(|(prefix, name)| (prefix.as_str(), name.as_str()));
-    let (view, undated) =
+    let (mut view, undated) =
         view_from_feed(page, &feed, total).map_err(|err| Unread::cause(err.to_string()))?;
+    // A cache in front of the listing that says how long it kept the page dates it.
+    view.age = (reply.age.as_deref().and_then(parse_age)).map_or(0, |secs| secs as Millis * SECOND);
     Ok((ReadOutcome::Page(view), undated))
 }

@@ -35,7 +35,7 @@ use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use anyhow::Context as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use ferret::listing::sim::{Broadcast, Ending, Scenario, Served, World};
-use ferret::listing::{Millis, PageView, HOUR};
+use ferret::listing::{Millis, PageView, HOUR, SECOND};
 use quick_xml::escape::escape;
 use serde::Serialize;
 
@@ -193,9 +193,16 @@ async fn recent(state: web::Data<State>, request: HttpRequest) -> HttpResponse {
     let served = world().serve(page, unix_millis());
     let hung = matches!(served, Served::Hung(_));
     let response = match served {
-        Served::Page(view) => HttpResponse::Ok()
-            .content_type("application/rss+xml; charset=utf-8")
-            .body(rss(&view, &state.title, &state.link)),
+        Served::Page(view) => {
+            let mut response = HttpResponse::Ok();
+            // A cache that says how long it kept the page ([reads] cache_age).
+            if view.age > 0 {
+                response.insert_header(("Age", (view.age / SECOND).to_string()));
+            }
+            response
+                .content_type("application/rss+xml; charset=utf-8")
+                .body(rss(&view, &state.title, &state.link))
+        }
         Served::NotFound(page) => text(
             StatusCode::NOT_FOUND,
             &format!("no page {page}: the list ends before it"),

@@ -271,6 +271,7 @@ mod tests {
             page,
             total: Some(100),
             items,
+            age: 0,
         }
     }
 

@@ -76,6 +76,18 @@ pub struct PageView {
     pub total: Option<u64>,
     /// The items in the order the page lists them.
     pub items: Vec<Listed>,
+    /// How long a cache in front of the listing had kept this answer, by the response's HTTP
+    /// `Age` header in whole seconds (0 when the response had none: taken as rendered during
+    /// the read).
+    pub age: Millis,
+}
+
+impl PageView {
+    /// Whether `other` answers with the same page: the same items and total, whatever the
+    /// answers' ages.
+    pub fn same_answer(&self, other: &PageView) -> bool {
+        self.page == other.page && self.total == other.total && self.items == other.items
+    }
 }
 
 /// The outcome of one page read.
@@ -94,6 +106,7 @@ impl ReadOutcome {
             page,
             total,
             items: Vec::new(),
+            age: 0,
         }
     }
 
@@ -747,7 +760,12 @@ mod tests {
                 link: Arc::from("https://live.example/watch"),
             })
             .collect();
-        PageView { page, total, items }
+        PageView {
+            page,
+            total,
+            items,
+            age: 0,
+        }
     }
 
     /// Without a total, a short page 1 is taken for the page size once a page below it has

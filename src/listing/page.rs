@@ -43,7 +43,13 @@ pub fn view_from_feed(
             })
         })
         .collect();
-    Ok((PageView { page, total, items }, skipped))
+    let view = PageView {
+        page,
+        total,
+        items,
+        age: 0,
+    };
+    Ok((view, skipped))
 }
 
 /// A listing page whose document was cut off ([`view_from_feed`]).

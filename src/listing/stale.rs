@@ -38,6 +38,12 @@
 //! ([`Rendered::alike_since`]). A cache makes such answers, and it takes a few minutes to show
 //! itself; without one, the broadcast must have started and ended between the two reads with
 //! the rest of the list balancing it out, and another page shows its end.
+//!
+//! A cache that says how long it kept an answer (the HTTP `Age` header, [`PageView::age`])
+//! dates it without waiting for page 1: an answer that begins a run counts from its read less
+//! its age and a second, shown cache or not. A cache shared with other readers may give a
+//! page the detector reads for the first time from long before, and one that gives its age
+//! says so.
 
 use std::collections::HashMap;
 
@@ -92,9 +98,10 @@ impl PageCache {
 /// ([`Renders::rendered`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rendered {
-    /// The earliest moment the answer may have been rendered: the start of its read, or,
-    /// where the listing has shown a cache, the start of the first read of the run of equal
-    /// answers to its page that it ends.
+    /// The earliest moment the answer may have been rendered: the start of its read (less
+    /// the age a cache gave it, for an answer that begins a run), or, where the listing has
+    /// shown a cache, the start of the first read of the run of equal answers to its page
+    /// that it ends.
     pub after: Millis,
     /// The answer proves no broadcast gone that a read answered after this has shown: the
     /// start of the first read of the run of equal answers it ends, cache shown or not; where
@@ -130,9 +137,16 @@ impl Renders {
         requested_at: Millis,
         answered_at: Millis,
     ) -> Rendered {
+        // A cache that says how long it kept the answer (HTTP `Age`, in whole seconds cut
+        // down) dates it before the read at once: rendered no earlier than that, and a second
+        // more, before the read began.
+        let at_read = match view.age {
+            0 => requested_at,
+            age => requested_at - age - 1_000,
+        };
         let at_read = Rendered {
-            after: requested_at,
-            alike_since: requested_at,
+            after: at_read,
+            alike_since: at_read,
         };
         if view.items.is_empty() {
             self.last.remove(&view.page);
@@ -140,7 +154,9 @@ impl Renders {
         }
         let shown = self.cache.shown();
         let last = self.last.get_mut(&view.page);
-        let repeat = last.as_ref().is_some_and(|last| last.view == *view);
+        let repeat = last
+            .as_ref()
+            .is_some_and(|last| last.view.same_answer(view));
         if let (1, Some(last)) = (view.page, &last) {
             // Each page was rendered during its read: the two renders lay at least the first
             // bound apart, at most the second.
@@ -154,6 +170,8 @@ impl Renders {
         }
         let known = last.is_some();
         match last {
+            // The run's first answer was dated when it came (by its `Age` too): the answer
+            // repeats it and says no more.
             Some(last) if repeat => {
                 last.since = last.since.min(requested_at);
                 Rendered {
@@ -166,7 +184,7 @@ impl Renders {
                     view.page,
                     LastAnswer {
                         view: view.clone(),
-                        since: requested_at,
+                        since: at_read.after,
                         answered_at,
                     },
                 );
@@ -175,9 +193,9 @@ impl Renders {
                 let unknown = shown && !known;
                 Rendered {
                     alike_since: if unknown {
-                        requested_at - self.cache.keeps()
+                        at_read.after.min(requested_at - self.cache.keeps())
                     } else {
-                        requested_at
+                        at_read.after
                     },
                     ..at_read
                 }
@@ -226,6 +244,7 @@ mod tests {
             page,
             total: Some(total),
             items,
+            age: 0,
         }
     }
 
@@ -297,6 +316,36 @@ mod tests {
             rendered(at + 10, at + 10 - keeps)
         );
         assert_eq!(restarted.fresh_at(2), at + 10 + keeps);
+    }
+
+    /// A cache that says how long it kept an answer (HTTP `Age`, whole seconds) dates it at
+    /// once, before page 1 has shown anything: the answer counts from its read less its age
+    /// and a second, and proves nothing gone that a read answered since showed. A repeat of
+    /// it belongs to the run it began; an age of 0 is a fresh answer.
+    #[test]
+    fn an_answer_a_cache_gives_its_age_dates_from_before_its_read() {
+        let rendered = |after, alike_since| Rendered { after, alike_since };
+        let aged = |view: PageView, age| PageView { age, ..view };
+        let mut renders = Renders::default();
+        let a = view(3, 40, &["lv5", "lv4"]);
+        assert_eq!(
+            renders.rendered(&aged(a.clone(), 12_000), 100_000, 100_400),
+            rendered(87_000, 87_000)
+        );
+        assert_eq!(
+            renders.rendered(&aged(a.clone(), 20_000), 108_000, 108_400),
+            rendered(108_000, 87_000)
+        );
+        let b = view(3, 41, &["lv6", "lv5"]);
+        assert_eq!(
+            renders.rendered(&aged(b, 0), 130_000, 130_400),
+            rendered(130_000, 130_000)
+        );
+        let empty = view(4, 41, &[]);
+        assert_eq!(
+            renders.rendered(&aged(empty, 5_000), 140_000, 140_400),
+            rendered(134_000, 134_000)
+        );
     }
 
     /// Behind a cache a page read is fresh again the oldest page 1 came back unchanged, and

@@ -31,6 +31,7 @@ fn view(page: u32, total: Option<u64>, items: &[Listed]) -> PageView {
         page,
         total,
         items: items.to_vec(),
+        age: 0,
     }
 }
 
@@ -173,6 +174,7 @@ impl Listing {
             page,
             total: self.totals.then_some(live.len() as u64),
             items,
+            age: 0,
         }
     }
 

@@ -55,9 +55,10 @@ impl SimListing {
         let line = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the start-up line within 60 s");
-        let url = line
-            .trim_end()
-            .strip_prefix("sim-listing: serving quiet ×20 on ")
+        let url = (line.trim_end())
+            .strip_prefix("sim-listing: serving ")
+            .and_then(|rest| rest.split_once(" on "))
+            .map(|(_, url)| url)
             .unwrap_or_else(|| panic!("start-up line {line:?}; stderr:\n{}", sim.stderr()));
         let base = url.strip_suffix("/recent/rss?p={page}").unwrap();
         assert!(!base.ends_with(":0"), "the real port is shown: {line}");
@@ -204,6 +205,33 @@ fn sim_listing_serves_pages_and_writes_the_truth_at_sigterm() {
         .collect();
     files.sort();
     assert_eq!(files, ["stderr", "truth.jsonl"]);
+}
+
+/// Behind a cache that says how long it kept a page (`[reads] cache_age`), a page read again
+/// within the cache's lifetime comes back as it was, with an `Age` header in whole seconds;
+/// the page as first rendered has none. The detector dates such an answer by it.
+#[test]
+fn sim_listing_behind_a_cache_says_the_age_of_a_kept_page() {
+    let scenario = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        scenario.path(),
+        "name = \"cached\"\n\
+         [starts]\noff_peak_per_hour = 700.0\npeak_per_hour = 2200.0\npeak_hour = 22.0\nstart_hour = 21.5\n\
+         [reads]\nfailed = 0.0\nempty = 0.0\ncache_ms = 600000.0\ncache_age = true\n",
+    )
+    .unwrap();
+    let path = scenario.path().to_str().unwrap();
+    let sim = SimListing::start(&["--scenario", path, "--time-scale", "20"]);
+    let first = sim.get("/recent/rss?p=1");
+    assert_eq!(first.status(), 200);
+    assert!(first.headers().get("age").is_none());
+    let body = first.bytes().unwrap();
+    std::thread::sleep(Duration::from_millis(1_300));
+    let again = sim.get("/recent/rss?p=1");
+    assert_eq!(again.status(), 200);
+    let age: u64 = again.headers()["age"].to_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&age), "Age: {age}");
+    assert_eq!(again.bytes().unwrap(), body);
 }
 
 #[test]

@@ -21,6 +21,7 @@ fn read(pager: &mut FerretPager, now: Millis, page: u32, total: u64, items: Vec<
         page,
         total: Some(total),
         items,
+        age: 0,
     };
     pager.handle_read(now, page, ReadOutcome::Page(view));
 }
@@ -486,6 +487,7 @@ fn a_boundary_read_that_missed_far_aims_again_where_the_book_says() {
         page: 1,
         total: Some(180),
         items: items[..18].to_vec(),
+        age: 0,
     };
     pager.handle_read(t1, 1, ReadOutcome::Page(view));
     assert!(pager.due_miss.as_ref().is_some_and(|miss| miss.step == 1));
@@ -635,6 +637,7 @@ fn read_without_total(pager: &mut FerretPager, now: Millis, page: u32, items: &[
         page,
         total: None,
         items: items.to_vec(),
+        age: 0,
     };
     pager.handle_read(now, page, ReadOutcome::Page(view));
 }
@@ -1019,6 +1022,7 @@ fn a_boundary_read_that_cannot_settle_does_not_starve_the_head() {
             page,
             total: Some(90),
             items: shown,
+            age: 0,
         };
         pager.handle_read(t, page, ReadOutcome::Page(view));
     }
@@ -1058,6 +1062,7 @@ fn first_reading_pages(mut pager: FerretPager, t0: Millis) -> Vec<u32> {
             page,
             total: Some(900),
             items: shown.to_vec(),
+            age: 0,
         };
         pager.handle_read(t, page, ReadOutcome::Page(view));
     }

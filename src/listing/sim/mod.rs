@@ -286,6 +286,7 @@ impl World {
             page: page.max(1),
             total: self.total(),
             items,
+            age: 0,
         }
     }
 
@@ -376,8 +377,13 @@ impl World {
             .cache
             .get(&page)
             .filter(|(rendered, _)| at - rendered < cache);
-        if let Some((_, served)) = kept {
-            return served.clone();
+        if let Some((rendered, served)) = kept {
+            let mut served = served.clone();
+            // A cache that says how long it kept the page does so in whole seconds.
+            if let (Served::Page(view), true) = (&mut served, self.scenario.reads.cache_age) {
+                view.age = (at - rendered) / 1_000 * 1_000;
+            }
+            return served;
         }
         let served = self.render(page);
         if matches!(served, Served::Page(_) | Served::NotFound(_)) {

@@ -169,6 +169,9 @@ pub struct Reads {
     /// listing, each page's URL on its own), so that pages read together may be snapshots
     /// of different moments. Failed and hung reads are not cached. 0 (the default): none.
     pub cache_ms: f64,
+    /// Whether the cache says how long it kept each page it serves (an HTTP `Age` header in
+    /// whole seconds, as Varnish and most CDNs send). Default false: a cache that does not.
+    pub cache_age: bool,
 }
 
 /// The total a faulty empty page gives ([`Reads::empty_total`]).
@@ -215,6 +218,7 @@ impl Default for Reads {
             past_end: PastEnd::Empty,
             total_lag_ms: 0.0,
             cache_ms: 0.0,
+            cache_age: false,
         }
     }
 }
