@@ -1764,6 +1764,24 @@ fn sim_run_ferret_behind_a_page_cache_not_shown_yet() {
     assert!(report.frame_ends > 4_000, "{report:#?}");
 }
 
+/// Behind a cache other readers keep full (30 s), a page's changed answer may be a copy
+/// rendered long before the read, and it proved gone a broadcast another page had shown
+/// since: one false Off Air on this world (seed 3) where the cache does not say how long it
+/// kept its pages. A cache that gives its age (`Age`) dates such an answer from before its
+/// read.
+#[test]
+fn sim_run_ferret_behind_a_shared_cache_that_gives_its_age() {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    scenario.reads.cache_ms = 30_000.0;
+    scenario.reads.cache_shared = true;
+    scenario.reads.cache_age = true;
+    scenario.seed = 3;
+    let report = sim::run(Strategy::Ferret, &Params::default(), &scenario, 3 * HOUR);
+    assert_eq!(report.false_off_air, 0, "{report:#?}");
+    assert_eq!(report.slipped, 0, "{report:#?}");
+    assert!(report.frame_ends > 4_000, "{report:#?}");
+}
+
 /// A channel total a minute old (a cached count): it often contradicts the last page, and now
 /// and then equals the end of a full page where the list goes on. ferret proved the end by it:
 /// on seed 2, 23 false Off Air at scale 1, and at ×20 12 false and 68 slipped. Now a full

@@ -15,7 +15,7 @@ mod scenario;
 mod score;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
@@ -92,6 +92,11 @@ pub struct World {
     link_base: Arc<str>,
     /// Pages in the listing's cache ([`Reads::cache_ms`]): when each was rendered, and how.
     cache: HashMap<u32, (Millis, Served)>,
+    /// Behind a cache other readers keep full ([`Reads::cache_shared`]): when each page's
+    /// copy is rendered next, soonest first.
+    refreshes: BinaryHeap<Reverse<(Millis, u32)>>,
+    /// The pages in `refreshes`: 1 to this.
+    refreshed_pages: u32,
 }
 
 /// A live broadcast's place in the list: its key, newest first; where the order of equals puts
@@ -168,9 +173,59 @@ impl World {
             rng,
             link_base: Arc::from("https://live.nicovideo.jp/watch/"),
             cache: HashMap::new(),
+            refreshes: BinaryHeap::new(),
+            refreshed_pages: 0,
         };
+        // Other readers have kept the cache full since a lifetime before `t0`.
+        let cache = world.shared_cache();
+        if cache > 0 {
+            world.advance(t0 - cache);
+        }
         world.advance(t0);
         world
+    }
+
+    /// The lifetime of a cache other readers keep full ([`Reads::cache_shared`]), or 0.
+    fn shared_cache(&self) -> Millis {
+        let reads = &self.scenario.reads;
+        match reads.cache_shared {
+            true => reads.cache_ms.round() as Millis,
+            false => 0,
+        }
+    }
+
+    /// Behind a cache other readers keep full: renders every page whose copy expires by `t`
+    /// again as it expires, and takes the pages the list has grown into (and two more) into
+    /// the round, each first rendered at a phase of its own within the cache's lifetime.
+    fn refresh_shared(&mut self, t: Millis) {
+        let cache = self.shared_cache();
+        // Nor before the world has started (it starts a lifetime before its `t0`).
+        if cache <= 0 || self.now == Millis::MIN {
+            return;
+        }
+        loop {
+            let per_page = self.scenario.per_page.max(1) as usize;
+            let pages = (self.live.len().div_ceil(per_page) + 2) as u32;
+            while self.refreshed_pages < pages {
+                self.refreshed_pages += 1;
+                let page = self.refreshed_pages;
+                // Spread over the lifetime, the same in every run of the scenario.
+                let phase =
+                    (u64::from(page).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as Millis % cache;
+                self.refreshes.push(Reverse((self.now + phase, page)));
+            }
+            let Some(&Reverse((at, page))) = self.refreshes.peek() else {
+                return;
+            };
+            if at > t {
+                return;
+            }
+            self.refreshes.pop();
+            self.move_to(at);
+            let served = self.page_served(page);
+            self.cache.insert(page, (at, served));
+            self.refreshes.push(Reverse((at + cache, page)));
+        }
     }
 
     /// Sets the prefix of item links (the id is appended).
@@ -219,8 +274,16 @@ impl World {
         self.now
     }
 
-    /// Moves the world to `t`: every start and end up to it happens. Time never goes back.
+    /// Moves the world to `t`: every start and end up to it happens (and, behind a cache
+    /// other readers keep full, every page's copy is rendered as it expires). Time never goes
+    /// back.
     pub fn advance(&mut self, t: Millis) {
+        self.refresh_shared(t);
+        self.move_to(t);
+    }
+
+    /// [`World::advance`] but for the cache.
+    fn move_to(&mut self, t: Millis) {
         if t <= self.now {
             return;
         }
@@ -373,6 +436,13 @@ impl World {
         if cache <= 0 {
             return self.render(page);
         }
+        let shared = self.scenario.reads.cache_shared;
+        if shared {
+            // The read's own faults, then the copy the other readers keep.
+            if let Some(fault) = self.fault(page) {
+                return fault;
+            }
+        }
         let kept = self
             .cache
             .get(&page)
@@ -385,7 +455,10 @@ impl World {
             }
             return served;
         }
-        let served = self.render(page);
+        let served = match shared {
+            true => self.page_served(page),
+            false => self.render(page),
+        };
         if matches!(served, Served::Page(_) | Served::NotFound(_)) {
             self.cache.insert(page, (at, served.clone()));
         }
@@ -395,42 +468,54 @@ impl World {
     /// The page as the listing renders it now, with the scenario's faults ([`World::serve`]
     /// without the cache).
     fn render(&mut self, page: u32) -> Served {
+        self.fault(page).unwrap_or_else(|| self.page_served(page))
+    }
+
+    /// The read's fault, if the scenario's odds give it one: a failed read, an empty page,
+    /// or a hung read.
+    fn fault(&mut self, page: u32) -> Option<Served> {
         let reads = &self.scenario.reads;
         let (failed, empty, hung) = (reads.failed, reads.empty, reads.hung);
         let hang = reads.hang_ms.round() as Millis;
         let fault: f64 = self.rng.random();
         if fault < failed {
-            Served::Failed
+            Some(Served::Failed)
         } else if fault < failed + empty {
             let total = match reads.empty_total {
                 EmptyTotal::Actual => self.total(),
                 EmptyTotal::Zero => self.total().map(|_| 0),
                 EmptyTotal::None => None,
             };
-            Served::Page(ReadOutcome::empty(page, total))
+            Some(Served::Page(ReadOutcome::empty(page, total)))
         } else if fault < failed + empty + hung {
-            Served::Hung(hang)
+            Some(Served::Hung(hang))
         } else {
-            let view = self.page(page);
-            if !view.items.is_empty() || page == 1 {
-                return Served::Page(view);
-            }
-            match self.scenario.reads.past_end {
-                PastEnd::Empty => Served::Page(view),
-                PastEnd::NotFound => Served::NotFound(page),
-                PastEnd::LastPage => {
-                    let per_page = u64::from(self.scenario.per_page.max(1));
-                    let last = (self.live.len() as u64).div_ceil(per_page).max(1);
-                    Served::Page(PageView {
-                        page,
-                        ..self.page(u32::try_from(last).unwrap_or(u32::MAX))
-                    })
-                }
-                PastEnd::FirstPage => Served::Page(PageView {
+            None
+        }
+    }
+
+    /// The page as the listing renders it now without a fault; past the end of the list,
+    /// as the scenario's `past_end` says.
+    fn page_served(&self, page: u32) -> Served {
+        let view = self.page(page);
+        if !view.items.is_empty() || page == 1 {
+            return Served::Page(view);
+        }
+        match self.scenario.reads.past_end {
+            PastEnd::Empty => Served::Page(view),
+            PastEnd::NotFound => Served::NotFound(page),
+            PastEnd::LastPage => {
+                let per_page = u64::from(self.scenario.per_page.max(1));
+                let last = (self.live.len() as u64).div_ceil(per_page).max(1);
+                Served::Page(PageView {
                     page,
-                    ..self.page(1)
-                }),
+                    ..self.page(u32::try_from(last).unwrap_or(u32::MAX))
+                })
             }
+            PastEnd::FirstPage => Served::Page(PageView {
+                page,
+                ..self.page(1)
+            }),
         }
     }
 }

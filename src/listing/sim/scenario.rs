@@ -172,6 +172,11 @@ pub struct Reads {
     /// Whether the cache says how long it kept each page it serves (an HTTP `Age` header in
     /// whole seconds, as Varnish and most CDNs send). Default false: a cache that does not.
     pub cache_age: bool,
+    /// Whether other readers share the cache and keep it full: each page is rendered again
+    /// as soon as its copy expires, at a phase of its own, whoever reads it, so that a
+    /// reader's first read of a page may get a copy up to `cache_ms` old. Default false: the
+    /// cache holds only the pages this reader read.
+    pub cache_shared: bool,
 }
 
 /// The total a faulty empty page gives ([`Reads::empty_total`]).
@@ -219,6 +224,7 @@ impl Default for Reads {
             total_lag_ms: 0.0,
             cache_ms: 0.0,
             cache_age: false,
+            cache_shared: false,
         }
     }
 }
@@ -417,6 +423,12 @@ impl Scenario {
         check(
             (0.0..=3_600_000.0).contains(&reads.cache_ms),
             "reads: need 0 ≤ cache_ms ≤ 3600000",
+        );
+        // Every page is rendered again each lifetime: a short one would cost the simulator
+        // more than the listing.
+        check(
+            !reads.cache_shared || reads.cache_ms * self.time_scale >= 10_000.0,
+            "reads: cache_shared needs cache_ms ≥ 10000",
         );
         check(
             0.0 <= reads.latency_min_ms
