@@ -451,7 +451,7 @@ impl World {
             let mut served = served.clone();
             // A cache that says how long it kept the page does so in whole seconds.
             if let (Served::Page(view), true) = (&mut served, self.scenario.reads.cache_age) {
-                view.age = (at - rendered) / 1_000 * 1_000;
+                view.age = (at - rendered) / SECOND * SECOND;
             }
             return served;
         }
