@@ -76,9 +76,9 @@ pub struct PageView {
     pub total: Option<u64>,
     /// The items in the order the page lists them.
     pub items: Vec<Listed>,
-    /// How long a cache in front of the listing had kept this answer, by the response's HTTP
-    /// `Age` header in whole seconds (0 when the response had none: taken as rendered during
-    /// the read).
+    /// How long a cache in front of the listing had kept this answer, milliseconds: the
+    /// response's HTTP `Age` header, which counts whole seconds (0 when the response had
+    /// none: taken as rendered during the read).
     pub age: Millis,
 }
 

@@ -47,7 +47,7 @@
 
 use std::collections::HashMap;
 
-use super::{Millis, PageView};
+use super::{Millis, PageView, SECOND};
 
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
@@ -140,13 +140,13 @@ impl Renders {
         // A cache that says how long it kept the answer (HTTP `Age`, in whole seconds cut
         // down) dates it before the read at once: rendered no earlier than that, and a second
         // more, before the read began.
-        let at_read = match view.age {
+        let from = match view.age {
             0 => requested_at,
-            age => requested_at - age - 1_000,
+            age => requested_at - age - SECOND,
         };
         let at_read = Rendered {
-            after: at_read,
-            alike_since: at_read,
+            after: from,
+            alike_since: from,
         };
         if view.items.is_empty() {
             self.last.remove(&view.page);
