@@ -26,10 +26,14 @@
 //!   oldest page 1 has come back unchanged, and an eighth more, after the page's last
 //!   answer was first given. A read made then that still finds page 1 unchanged lengthens
 //!   that time, so it grows to the cache's lifetime;
-//! - the first answer to a page with no answer known (not read before, or since an empty
-//!   answer or a restart) may be as old as that too: the cache may have kept it from the
-//!   detector's reads before a restart, or from another reader's. The store keeps what page
-//!   1 has shown of the cache ([`PageCache`]), so a restarted detector knows it at once.
+//! - an answer that starts a run may be as old as that too, for what it proves gone. The
+//!   first answer to a page with no answer known (not read before, or since an empty answer
+//!   or a restart): the cache may have kept it from the detector's reads before a restart,
+//!   or from another reader's. A changed answer: a cache other readers fill renders each page
+//!   again as its copy expires, whenever that is, so the copy that follows the detector's
+//!   last answer may be as old as the cache keeps pages when the detector reads it. Only a
+//!   cache that gives its age (below) says a changed answer is fresh. The store keeps what
+//!   page 1 has shown of the cache ([`PageCache`]), so a restarted detector knows it at once.
 //!
 //! Until then every answer counts from its read, as on a listing without a cache (a cache
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
@@ -105,9 +109,10 @@ pub struct Rendered {
     pub after: Millis,
     /// The answer proves no broadcast gone that a read answered after this has shown: the
     /// start of the first read of the run of equal answers it ends, cache shown or not; where
-    /// the listing has shown a cache, the cache's lifetime before its read for the first
-    /// answer to a page with no answer known (not read before, or since an empty answer or a
-    /// restart).
+    /// the listing has shown a cache, the cache's lifetime before the read that started the
+    /// run, if that was the first answer to a page with no answer known (not read before, or
+    /// since an empty answer or a restart), or a changed answer from a cache that gives no
+    /// age.
     pub alike_since: Millis,
 }
 
@@ -117,6 +122,9 @@ pub struct Rendered {
 pub struct Renders {
     last: HashMap<u32, LastAnswer>,
     cache: PageCache,
+    /// Whether an answer has come with an age (HTTP `Age` over 0): the cache says how old
+    /// its answers are, and an answer without one was rendered at its read.
+    aged: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +134,8 @@ struct LastAnswer {
     since: Millis,
     /// When that read was answered.
     answered_at: Millis,
+    /// What the run's first answer proves nothing gone since ([`Rendered::alike_since`]).
+    alike: Millis,
 }
 
 impl Renders {
@@ -148,6 +158,7 @@ impl Renders {
             after: from,
             alike_since: from,
         };
+        self.aged |= view.age > 0;
         if view.items.is_empty() {
             self.last.remove(&view.page);
             return at_read;
@@ -168,35 +179,39 @@ impl Renders {
                 cache.changed = cache.changed.min(answered_at - last.since);
             }
         }
-        let known = last.is_some();
         match last {
             // The run's first answer was dated when it came (by its `Age` too): the answer
             // repeats it and says no more.
             Some(last) if repeat => {
                 last.since = last.since.min(requested_at);
+                last.alike = last.alike.min(last.since);
                 Rendered {
                     after: if shown { last.since } else { requested_at },
-                    alike_since: last.since,
+                    alike_since: last.alike,
                 }
             }
             _ => {
+                // A page this detector has not read may be one the cache kept from a read
+                // of before its restart, or of another reader; and a cache other readers
+                // fill may give a page it has read a copy they had rendered since.
+                let kept = requested_at - self.cache.keeps();
+                let alike_since = match last {
+                    _ if !shown => at_read.after,
+                    None => at_read.after.min(kept),
+                    Some(_) if self.aged => at_read.after,
+                    Some(_) => at_read.after.min(kept),
+                };
                 self.last.insert(
                     view.page,
                     LastAnswer {
                         view: view.clone(),
                         since: at_read.after,
                         answered_at,
+                        alike: alike_since,
                     },
                 );
-                // A page this detector has not read may be one the cache kept from a read
-                // of before its restart, or of another reader.
-                let unknown = shown && !known;
                 Rendered {
-                    alike_since: if unknown {
-                        at_read.after.min(requested_at - self.cache.keeps())
-                    } else {
-                        at_read.after
-                    },
+                    alike_since,
                     ..at_read
                 }
             }
@@ -266,8 +281,9 @@ mod tests {
     /// Until page 1 has shown a cache, an answer counts from its read, unchanged or not, but
     /// the run of equal answers it ends is known all the same. Then a page answered the same
     /// way again dates from the first of those answers; a changed answer, another page or an
-    /// empty one starts afresh; and the first answer to a page with none known may be as old
-    /// as the cache keeps pages (38 s here, and an eighth more).
+    /// empty one starts afresh; and an answer that starts a run (a page's first, or one
+    /// changed) may be as old as the cache keeps pages (38 s here, and an eighth more), for
+    /// what it proves gone.
     #[test]
     fn once_a_cache_is_shown_an_equal_answer_dates_from_the_first_of_the_run() {
         let rendered = |after, alike_since| Rendered { after, alike_since };
@@ -290,14 +306,15 @@ mod tests {
             rendered(at + 4, at + 4 - keeps)
         );
         assert_eq!(renders.rendered(&a, at + 5, at + 5), rendered(100, 100));
+        // A changed answer may be a copy another reader had the cache keep since the last.
         let b = view(2, 41, &["lv3", "lv2"]);
         assert_eq!(
             renders.rendered(&b, at + 6, at + 6),
-            rendered(at + 6, at + 6)
+            rendered(at + 6, at + 6 - keeps)
         );
         assert_eq!(
             renders.rendered(&b, at + 7, at + 7),
-            rendered(at + 6, at + 6)
+            rendered(at + 6, at + 6 - keeps)
         );
         let empty = view(2, 41, &[]);
         assert_eq!(
@@ -346,6 +363,11 @@ mod tests {
             renders.rendered(&aged(empty, 5_000), 140_000, 140_400),
             rendered(134_000, 134_000)
         );
+        // Once page 1 has shown the cache, a changed answer without an age is still fresh:
+        // this cache gives the age of what it kept.
+        let at = cached_page_one(&mut renders, 2);
+        let c = view(3, 42, &["lv7", "lv6"]);
+        assert_eq!(renders.rendered(&c, at, at), rendered(at, at));
     }
 
     /// Behind a cache a page read is fresh again the oldest page 1 came back unchanged, and
