@@ -35,6 +35,13 @@
 //!   cache that gives its age (below) says a changed answer is fresh. The store keeps what
 //!   page 1 has shown of the cache ([`PageCache`]), so a restarted detector knows it at once.
 //!
+//! A cache other readers fill may give page 1 back changed sooner than it ever gave it back
+//! unchanged, for its copies are of any age when the detector reads them, and then page 1
+//! never shows it so. But page 1 repeated where its own keys say many broadcasts started
+//! between the two reads ([`BusyRepeats`]) is a cache too: [`CACHE_REPEATS`] such repeats
+//! show one for what an answer proves gone and for when an equal answer was rendered (not
+//! for when to read a page again).
+//!
 //! Until then every answer counts from its read, as on a listing without a cache (a cache
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
 //! most that old), but for one thing: an answer equal to the page's last one proves no
@@ -51,10 +58,70 @@
 
 use std::collections::HashMap;
 
-use super::{Millis, PageView, SECOND};
+use super::{Millis, PageView, MINUTE, SECOND};
 
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
+
+/// How many starts page 1's own keys must say came between two equal answers for the
+/// second to count as a busy repeat ([`BusyRepeats`]): a list without a cache would give
+/// it about once in e⁵ ≈ 150 such reads.
+const BUSY_STARTS: f64 = 5.0;
+
+/// The longest a cache shown only by busy repeats is taken to keep a page. A list without
+/// a cache whose starts come in bursts can give busy repeats in the lull after one; what it
+/// costs there (each Off Air a changed answer proves comes up to this much later) stays well
+/// inside the grace.
+const BUSY_KEEPS_MAX: Millis = 60 * SECOND;
+
+/// Page 1 answered the same way again where its own keys say the list moved: a cache that
+/// other readers fill. Such a cache gives page 1 from a copy of any age up to its lifetime,
+/// so it may come back changed sooner than it ever came back unchanged, and then
+/// [`PageCache::shown`] never holds. But a list as busy as the page says hardly stands
+/// still between two reads: [`CACHE_REPEATS`] busy repeats show a cache too, for what an
+/// answer proves gone. They are not kept in the store: a restarted detector counts them
+/// again (a minute or two of reads of page 1).
+#[derive(Debug, Clone, Copy, Default)]
+struct BusyRepeats {
+    count: u32,
+    /// The oldest page 1's answer has been when read again unchanged in a busy repeat.
+    unchanged: Millis,
+}
+
+impl BusyRepeats {
+    /// Counts a repeat of page 1's answer `view`, `age` after the answer it repeats.
+    fn repeat(&mut self, view: &PageView, age: Millis) {
+        if starts_expected(view, age) >= BUSY_STARTS {
+            self.count += 1;
+            self.unchanged = self.unchanged.max(age);
+        }
+    }
+
+    /// How long the cache may keep a page, where busy repeats have shown one.
+    fn keeps(&self) -> Option<Millis> {
+        (self.count >= CACHE_REPEATS)
+            .then(|| (self.unchanged + self.unchanged / 8).min(BUSY_KEEPS_MAX))
+    }
+}
+
+/// How many starts the keys of `view` say come in `interval`: its distinct keys less one
+/// over the time they span. The span is widened by the keys' resolution (whole minutes or
+/// seconds, where they all are), and equal keys count once, so a listing whose keys are
+/// coarse, or shared, says fewer.
+fn starts_expected(view: &PageView, interval: Millis) -> f64 {
+    let (Some(newest), Some(oldest)) = (view.items.first(), view.items.last()) else {
+        return 0.0;
+    };
+    let keys = || view.items.iter().map(|item| item.key);
+    let resolution = [MINUTE, SECOND]
+        .into_iter()
+        .find(|unit| keys().all(|key| key % unit == 0))
+        .unwrap_or(1);
+    let mut distinct = keys().collect::<Vec<_>>();
+    distinct.dedup();
+    let span = (newest.key - oldest.key).max(0) + resolution;
+    (distinct.len() - 1) as f64 * interval as f64 / span as f64
+}
 
 /// What page 1's answers have shown of a cache ([`Renders`]), kept in the store with the
 /// detector's memory ([`super::Memory::page_cache`]).
@@ -125,6 +192,7 @@ pub struct Renders {
     /// Whether an answer has come with an age (HTTP `Age` over 0): the cache says how old
     /// its answers are, and an answer without one was rendered at its read.
     aged: bool,
+    busy: BusyRepeats,
 }
 
 #[derive(Debug, Clone)]
@@ -164,6 +232,11 @@ impl Renders {
             return at_read;
         }
         let shown = self.cache.shown();
+        // How long an answer that starts a run may have been kept, where a cache has shown.
+        let keeps = match shown {
+            true => Some(self.cache.keeps()),
+            false => self.busy.keeps(),
+        };
         let last = self.last.get_mut(&view.page);
         let repeat = last
             .as_ref()
@@ -174,7 +247,9 @@ impl Renders {
             let cache = &mut self.cache;
             if repeat {
                 cache.repeats += 1;
-                cache.unchanged = cache.unchanged.max(requested_at - last.answered_at);
+                let age = requested_at - last.answered_at;
+                cache.unchanged = cache.unchanged.max(age);
+                self.busy.repeat(view, age);
             } else {
                 cache.changed = cache.changed.min(answered_at - last.since);
             }
@@ -186,7 +261,11 @@ impl Renders {
                 last.since = last.since.min(requested_at);
                 last.alike = last.alike.min(last.since);
                 Rendered {
-                    after: if shown { last.since } else { requested_at },
+                    after: if keeps.is_some() {
+                        last.since
+                    } else {
+                        requested_at
+                    },
                     alike_since: last.alike,
                 }
             }
@@ -194,12 +273,11 @@ impl Renders {
                 // A page this detector has not read may be one the cache kept from a read
                 // of before its restart, or of another reader; and a cache other readers
                 // fill may give a page it has read a copy they had rendered since.
-                let kept = requested_at - self.cache.keeps();
-                let alike_since = match last {
-                    _ if !shown => at_read.after,
-                    None => at_read.after.min(kept),
-                    Some(_) if self.aged => at_read.after,
-                    Some(_) => at_read.after.min(kept),
+                let alike_since = match keeps {
+                    Some(keeps) if last.is_none() || !self.aged => {
+                        at_read.after.min(requested_at - keeps)
+                    }
+                    _ => at_read.after,
                 };
                 self.last.insert(
                     view.page,
@@ -407,5 +485,81 @@ mod tests {
             at += 19_000 * (1 + 2 * (1 - i % 2));
         }
         assert_eq!(quiet.fresh_at(1), Millis::MIN);
+    }
+
+    /// Page 1 as a busy list shows it: 18 broadcasts whose keys lie `spacing` apart, the
+    /// newest `serial`.
+    fn page_one(serial: u32, spacing: Millis) -> PageView {
+        let items = (0..18)
+            .map(|i| Listed {
+                id: Arc::from(format!("lv{}", serial - i)),
+                key: 3_600_000 + Millis::from(serial - i) * spacing,
+                title: Arc::from(""),
+                link: Arc::from(""),
+            })
+            .collect();
+        PageView {
+            page: 1,
+            total: Some(1_000),
+            items,
+            age: 0,
+        }
+    }
+
+    /// Page 1 read every 15 s behind a cache other readers fill: each copy is given once or
+    /// twice, and changes 15 s after the detector first read it as often as it repeats then,
+    /// so [`PageCache::shown`] never holds. Where the keys lie a second apart (2,400 starts
+    /// an hour), each repeat says 15 starts were missed, and after four of them a changed
+    /// answer to another page proves nothing gone that a read answered within the 15 s and
+    /// an eighth before it; an equal answer dates from the first of its run. Where the keys
+    /// lie four minutes apart, the same answers are a list that stood still.
+    #[test]
+    fn a_busy_page_one_that_repeats_shows_a_cache_other_readers_fill() {
+        let rendered = |after, alike_since| Rendered { after, alike_since };
+        for (spacing, keeps) in [(SECOND, Some(15_000 + 15_000 / 8)), (4 * MINUTE, None)] {
+            let mut renders = Renders::default();
+            let mut at = 1_000_000;
+            for serial in 100..110 {
+                for _ in 0..[1, 2][serial as usize % 2] {
+                    renders.rendered(&page_one(serial, spacing), at, at);
+                    at += 15_000;
+                }
+            }
+            assert!(!renders.cache().shown());
+            let a = view(2, 40, &["lv50", "lv49"]);
+            let b = view(2, 40, &["lv51", "lv50"]);
+            renders.rendered(&a, at, at);
+            let since = keeps.map_or(at + 20_000, |keeps| at + 20_000 - keeps);
+            assert_eq!(
+                renders.rendered(&b, at + 20_000, at + 20_000),
+                rendered(at + 20_000, since)
+            );
+            let after = keeps.map_or(at + 30_000, |_| at + 20_000);
+            assert_eq!(
+                renders.rendered(&b, at + 30_000, at + 30_000),
+                rendered(after, since)
+            );
+        }
+    }
+
+    /// What a page 1 of 18 distinct keys says of the starts between two reads: the keys'
+    /// resolution (whole minutes here) widens their span, and equal keys count once.
+    #[test]
+    fn page_one_keys_tell_how_many_starts_a_repeat_missed() {
+        let minutes = page_one(100, MINUTE);
+        assert_eq!(starts_expected(&minutes, 18 * MINUTE), 17.0);
+        let mut shared = minutes.clone();
+        let key = shared.items[1].key;
+        for item in &mut shared.items[1..] {
+            item.key = key;
+        }
+        assert_eq!(starts_expected(&shared, 2 * MINUTE), 1.0);
+        assert_eq!(starts_expected(&view(1, 40, &[]), MINUTE), 0.0);
+        // A cache shown by busy repeats alone is taken to keep a page a minute at most.
+        let mut busy = BusyRepeats::default();
+        for _ in 0..CACHE_REPEATS {
+            busy.repeat(&page_one(100, SECOND), 5 * MINUTE);
+        }
+        assert_eq!(busy.keeps(), Some(BUSY_KEEPS_MAX));
     }
 }

@@ -1782,6 +1782,27 @@ fn sim_run_ferret_behind_a_shared_cache_that_gives_its_age() {
     assert!(report.frame_ends > 4_000, "{report:#?}");
 }
 
+/// Behind a cache other readers keep full that does not say how long it kept its pages, a
+/// changed answer may be a copy as old as the cache keeps pages all the same. Behind one of
+/// 20 s (seed 2) page 1 shows the cache as a cache the detector fills alone would, and two
+/// changed answers each proved gone a broadcast another page had shown since. Behind one of
+/// 30 s (seed 3) page 1 came back changed sooner than it had come back unchanged, so it never
+/// showed the cache at all, and one did; its repeats of a page whose keys say 2,000 starts an
+/// hour show it now.
+#[test]
+fn sim_run_ferret_behind_a_shared_cache_that_gives_no_age() {
+    for (cache_ms, seed) in [(20_000.0, 2), (30_000.0, 3)] {
+        let mut scenario = Scenario::built_in("peak2009").unwrap();
+        scenario.reads.cache_ms = cache_ms;
+        scenario.reads.cache_shared = true;
+        scenario.seed = seed;
+        let report = sim::run(Strategy::Ferret, &Params::default(), &scenario, 3 * HOUR);
+        assert_eq!(report.false_off_air, 0, "{cache_ms} ms: {report:#?}");
+        assert_eq!(report.slipped, 0, "{cache_ms} ms: {report:#?}");
+        assert!(report.frame_ends > 4_000, "{report:#?}");
+    }
+}
+
 /// A channel total a minute old (a cached count): it often contradicts the last page, and now
 /// and then equals the end of a full page where the list goes on. ferret proved the end by it:
 /// on seed 2, 23 false Off Air at scale 1, and at ×20 12 false and 68 slipped. Now a full
