@@ -171,15 +171,15 @@ impl PageCache {
 pub struct Rendered {
     /// The earliest moment the answer may have been rendered: the start of its read (less
     /// the age a cache gave it, for an answer that begins a run), or, where the listing has
-    /// shown a cache, the start of the first read of the run of equal answers to its page
-    /// that it ends.
+    /// shown a cache (by page 1's ages, or by [`BusyRepeats`]), the start of the first read
+    /// of the run of equal answers to its page that it ends.
     pub after: Millis,
     /// The answer proves no broadcast gone that a read answered after this has shown: the
     /// start of the first read of the run of equal answers it ends, cache shown or not; where
-    /// the listing has shown a cache, the cache's lifetime before the read that started the
-    /// run, if that was the first answer to a page with no answer known (not read before, or
-    /// since an empty answer or a restart), or a changed answer from a cache that gives no
-    /// age.
+    /// the listing has shown a cache (by page 1's ages, or by [`BusyRepeats`]), the cache's
+    /// lifetime before the read that started the run, if that was the first answer to a page
+    /// with no answer known (not read before, or since an empty answer or a restart), or a
+    /// changed answer from a cache that gives no age.
     pub alike_since: Millis,
 }
 
@@ -508,8 +508,8 @@ mod tests {
 
     /// Page 1 read every 15 s behind a cache other readers fill: each copy is given once or
     /// twice, and changes 15 s after the detector first read it as often as it repeats then,
-    /// so [`PageCache::shown`] never holds. Where the keys lie a second apart (2,400 starts
-    /// an hour), each repeat says 15 starts were missed, and after four of them a changed
+    /// so [`PageCache::shown`] never holds. Where the keys lie a second apart (3,600 starts
+    /// an hour), each repeat says 14 starts came between, and after four of them a changed
     /// answer to another page proves nothing gone that a read answered within the 15 s and
     /// an eighth before it; an equal answer dates from the first of its run. Where the keys
     /// lie four minutes apart, the same answers are a list that stood still.
