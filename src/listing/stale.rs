@@ -37,8 +37,8 @@
 //!
 //! A cache other readers fill may give page 1 back changed sooner than it ever gave it back
 //! unchanged, for its copies are of any age when the detector reads them, and then page 1
-//! never shows it so. But page 1 repeated where its own keys say many broadcasts started
-//! between the two reads ([`BusyRepeats`]) is a cache too: [`CACHE_REPEATS`] such repeats
+//! never shows it so. But page 1 repeated where its own keys, or its changes, say many
+//! broadcasts started between the two reads ([`BusyRepeats`]) is a cache too: [`CACHE_REPEATS`] such repeats
 //! show one for what an answer proves gone and for when an equal answer was rendered (not
 //! for when to read a page again).
 //!
@@ -56,7 +56,7 @@
 //! page the detector reads for the first time from long before, and one that gives its age
 //! says so.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use super::{Millis, PageView, MINUTE, SECOND};
 
@@ -74,27 +74,69 @@ const BUSY_STARTS: f64 = 5.0;
 /// inside the grace.
 const BUSY_KEEPS_MAX: Millis = 60 * SECOND;
 
-/// Page 1 answered the same way again where its own keys say the list moved: a cache that
-/// other readers fill. Such a cache gives page 1 from a copy of any age up to its lifetime,
-/// so it may come back changed sooner than it ever came back unchanged, and then
-/// [`PageCache::shown`] never holds. But a list as busy as the page says hardly stands
+/// How far back page 1's changes tell how busy the list is ([`BusyRepeats`]).
+const ARRIVALS_WINDOW: Millis = 10 * MINUTE;
+
+/// Page 1 answered the same way again where the list surely moved between the two reads:
+/// a cache that other readers fill. Such a cache gives page 1 from a copy of any age up to
+/// its lifetime, so it may come back changed sooner than it ever came back unchanged, and
+/// then [`PageCache::shown`] never holds. But a list as busy as page 1 says hardly stands
 /// still between two reads: [`CACHE_REPEATS`] busy repeats show a cache too, for what an
-/// answer proves gone. They are not kept in the store: a restarted detector counts them
+/// answer proves gone. How busy the list is, page 1 says two ways, and the higher counts:
+/// by its keys ([`starts_expected`]), at once, where they are fine enough; and by the
+/// broadcasts its changed answers showed above the answer before over the last
+/// [`ARRIVALS_WINDOW`], whatever the keys (a copy the cache kept shows them late, but all
+/// the same). Busy repeats are not kept in the store: a restarted detector counts them
 /// again (a minute or two of reads of page 1).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct BusyRepeats {
     count: u32,
     /// The oldest page 1's answer has been when read again unchanged in a busy repeat.
     unchanged: Millis,
+    /// When page 1's answer changed, over the last [`ARRIVALS_WINDOW`], and how many
+    /// broadcasts each change showed that the answer before did not, above its first.
+    arrivals: VecDeque<(Millis, u32)>,
 }
 
 impl BusyRepeats {
     /// Counts a repeat of page 1's answer `view`, `age` after the answer it repeats.
     fn repeat(&mut self, view: &PageView, age: Millis) {
-        if starts_expected(view, age) >= BUSY_STARTS {
+        if starts_expected(view, age).max(self.arrivals_in(age)) >= BUSY_STARTS {
             self.count += 1;
             self.unchanged = self.unchanged.max(age);
         }
+    }
+
+    /// Counts what page 1's answer `view`, answered at `at`, shows above `last`, the
+    /// answer before it: broadcasts that started since (a broadcast that rises from page 2
+    /// as others end comes in below).
+    fn changed(&mut self, last: &PageView, view: &PageView, at: Millis) {
+        let Some(top) = last.items.first() else {
+            return;
+        };
+        let arrived = (view.items.iter())
+            .take_while(|item| item.key >= top.key)
+            .filter(|item| !last.items.iter().any(|old| old.id == item.id))
+            .count() as u32;
+        self.arrivals.push_back((at, arrived));
+        while (self.arrivals.front()).is_some_and(|&(then, _)| then < at - ARRIVALS_WINDOW) {
+            self.arrivals.pop_front();
+        }
+    }
+
+    /// How many broadcasts page 1's changes say start in `interval`: those they showed
+    /// over the time they span, once that is a minute or more.
+    fn arrivals_in(&self, interval: Millis) -> f64 {
+        let (Some(&(first, _)), Some(&(last, _))) = (self.arrivals.front(), self.arrivals.back())
+        else {
+            return 0.0;
+        };
+        if last - first < MINUTE {
+            return 0.0;
+        }
+        // The first change's broadcasts started before the span.
+        let arrived: u32 = self.arrivals.iter().skip(1).map(|&(_, n)| n).sum();
+        f64::from(arrived) * interval as f64 / (last - first) as f64
     }
 
     /// How long the cache may keep a page, where busy repeats have shown one.
@@ -252,6 +294,7 @@ impl Renders {
                 self.busy.repeat(view, age);
             } else {
                 cache.changed = cache.changed.min(answered_at - last.since);
+                self.busy.changed(&last.view, view, answered_at);
             }
         }
         match last {
@@ -561,5 +604,30 @@ mod tests {
             busy.repeat(&page_one(100, SECOND), 5 * MINUTE);
         }
         assert_eq!(busy.keeps(), Some(BUSY_KEEPS_MAX));
+    }
+
+    /// A listing whose keys tell nothing (all equal on page 1: whole minutes, say) shows how
+    /// busy it is by what page 1's changes bring: 9 broadcasts every 15 s is 0.6 a second,
+    /// and a repeat 15 s after the answer before missed 9 of them; a broadcast every 15 s
+    /// makes such repeats a list that stood still.
+    #[test]
+    fn page_one_changes_tell_how_busy_a_list_of_equal_keys_is() {
+        for (step, busy) in [(9, true), (1, false)] {
+            let mut renders = Renders::default();
+            let mut at = 1_000_000;
+            let mut serial = 100;
+            for i in 0..14 {
+                let one = page_one(serial, 0);
+                assert_eq!(starts_expected(&one, 15_000), 0.0);
+                renders.rendered(&one, at, at);
+                at += 15_000;
+                if i >= 5 && i % 2 == 0 {
+                    renders.rendered(&one, at, at);
+                    at += 15_000;
+                }
+                serial += step;
+            }
+            assert_eq!(renders.busy.keeps().is_some(), busy, "{step} a change");
+        }
     }
 }
