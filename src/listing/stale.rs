@@ -38,9 +38,9 @@
 //! A cache other readers fill may give page 1 back changed sooner than it ever gave it back
 //! unchanged, for its copies are of any age when the detector reads them, and then page 1
 //! never shows it so. But page 1 repeated where its own keys, or its changes, say many
-//! broadcasts started between the two reads ([`BusyRepeats`]) is a cache too: [`CACHE_REPEATS`] such repeats
-//! show one for what an answer proves gone and for when an equal answer was rendered (not
-//! for when to read a page again).
+//! broadcasts started between the two reads ([`BusyRepeats`]) is a cache too:
+//! [`CACHE_REPEATS`] such repeats show one for what an answer proves gone and for when an
+//! equal answer was rendered (not for when to read a page again).
 //!
 //! Until then every answer counts from its read, as on a listing without a cache (a cache
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
@@ -63,9 +63,9 @@ use super::{Millis, PageView, MINUTE, SECOND};
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
 
-/// How many starts page 1's own keys must say came between two equal answers for the
-/// second to count as a busy repeat ([`BusyRepeats`]): a list without a cache would give
-/// it about once in e⁵ ≈ 150 such reads.
+/// How many starts page 1 must say came between two equal answers, by its keys or by its
+/// changes, for the second to count as a busy repeat ([`BusyRepeats`]): a list without a
+/// cache would give it about once in e⁵ ≈ 150 such reads.
 const BUSY_STARTS: f64 = 5.0;
 
 /// The longest a cache shown only by busy repeats is taken to keep a page. A list without
