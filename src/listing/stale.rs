@@ -141,9 +141,14 @@ impl BusyRepeats {
 
     /// How long the cache may keep a page, where busy repeats have shown one.
     fn keeps(&self) -> Option<Millis> {
-        (self.count >= CACHE_REPEATS)
-            .then(|| (self.unchanged + self.unchanged / 8).min(BUSY_KEEPS_MAX))
+        (self.count >= CACHE_REPEATS).then(|| kept_for(self.unchanged).min(BUSY_KEEPS_MAX))
     }
+}
+
+/// How long a cache may keep a page, where page 1 came back unchanged `unchanged` after
+/// the answer it repeated at the oldest: that, and an eighth more.
+fn kept_for(unchanged: Millis) -> Millis {
+    unchanged + unchanged / 8
 }
 
 /// How many starts the keys of `view` say come in `interval`: its distinct keys less one
@@ -203,7 +208,7 @@ impl PageCache {
     /// How long after it was first given an answer may still come from the cache: the
     /// oldest page 1 has come back unchanged, and an eighth more.
     fn keeps(&self) -> Millis {
-        self.unchanged + self.unchanged / 8
+        kept_for(self.unchanged)
     }
 }
 

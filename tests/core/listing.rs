@@ -1673,16 +1673,31 @@ fn sim_run_ferret_at_the_peak_without_a_total() {
 /// Three hours of `scenario` with the ferret strategy, in real time and 20 times faster: each
 /// scale and its report, in the real listing's time.
 fn ferret_at_both_scales(scenario: &Scenario) -> Vec<(u32, sim::Report)> {
-    let at = |scale: u32| {
-        let report = sim::run(
-            Strategy::Ferret,
-            &Params::default().compressed(scale),
-            &scenario.compressed(f64::from(scale)),
-            3 * HOUR / Millis::from(scale),
-        );
-        (scale, report.scaled(scale))
-    };
-    vec![at(1), at(20)]
+    vec![(1, ferret_at(scenario, 1)), (20, ferret_at(scenario, 20))]
+}
+
+/// ferret on `scenario` for three hours of the listing's time, compressed `scale` times
+/// (1: real time), its report in the listing's time.
+fn ferret_at(scenario: &Scenario, scale: u32) -> sim::Report {
+    let report = sim::run(
+        Strategy::Ferret,
+        &Params::default().compressed(scale),
+        &scenario.compressed(f64::from(scale)),
+        3 * HOUR / Millis::from(scale),
+    );
+    report.scaled(scale)
+}
+
+/// [`ferret_at`]: no false Off Air and no frame end slipped, over thousands of frame ends.
+fn ferret_keeps_the_off_air_rules(scenario: &Scenario, scale: u32) {
+    let report = ferret_at(scenario, scale);
+    let seed = scenario.seed;
+    assert_eq!(report.false_off_air, 0, "seed {seed} ×{scale}: {report:#?}");
+    assert_eq!(report.slipped, 0, "seed {seed} ×{scale}: {report:#?}");
+    assert!(
+        report.frame_ends > 4_000,
+        "seed {seed} ×{scale}: {report:#?}"
+    );
 }
 
 /// [`ferret_at_both_scales`]: no false Off Air, no frame end slipped, nothing twice, On Air
@@ -1758,10 +1773,7 @@ fn sim_run_ferret_behind_a_page_cache_not_shown_yet() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.cache_ms = 25_000.0;
     scenario.seed = 7;
-    let report = sim::run(Strategy::Ferret, &Params::default(), &scenario, 3 * HOUR);
-    assert_eq!(report.false_off_air, 0, "{report:#?}");
-    assert_eq!(report.slipped, 0, "{report:#?}");
-    assert!(report.frame_ends > 4_000, "{report:#?}");
+    ferret_keeps_the_off_air_rules(&scenario, 1);
 }
 
 /// Behind a cache other readers keep full (30 s), a page's changed answer may be a copy
@@ -1776,10 +1788,7 @@ fn sim_run_ferret_behind_a_shared_cache_that_gives_its_age() {
     scenario.reads.cache_shared = true;
     scenario.reads.cache_age = true;
     scenario.seed = 3;
-    let report = sim::run(Strategy::Ferret, &Params::default(), &scenario, 3 * HOUR);
-    assert_eq!(report.false_off_air, 0, "{report:#?}");
-    assert_eq!(report.slipped, 0, "{report:#?}");
-    assert!(report.frame_ends > 4_000, "{report:#?}");
+    ferret_keeps_the_off_air_rules(&scenario, 1);
 }
 
 /// Behind a cache other readers keep full that does not say how long it kept its pages, a
@@ -1798,19 +1807,7 @@ fn sim_run_ferret_behind_a_shared_cache_that_gives_no_age() {
         scenario.reads.cache_ms = cache_ms;
         scenario.reads.cache_shared = true;
         scenario.seed = seed;
-        let report = sim::run(
-            Strategy::Ferret,
-            &Params::default().compressed(scale),
-            &scenario.compressed(f64::from(scale)),
-            3 * HOUR / Millis::from(scale),
-        );
-        let report = report.scaled(scale);
-        assert_eq!(
-            report.false_off_air, 0,
-            "{cache_ms} ms ×{scale}: {report:#?}"
-        );
-        assert_eq!(report.slipped, 0, "{cache_ms} ms ×{scale}: {report:#?}");
-        assert!(report.frame_ends > 4_000, "{report:#?}");
+        ferret_keeps_the_off_air_rules(&scenario, scale);
     }
 }
 
