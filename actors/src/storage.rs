@@ -274,6 +274,14 @@ const MIGRATIONS: &[M<'static>] = &[
         ALTER TABLE listing_memory ADD COLUMN cache_changed_ms INTEGER NOT NULL
             DEFAULT 9223372036854775807;",
     ),
+    // 20: what else page 1 showed of a cache (its busy repeats, and whether it gives its
+    // answers' age), so that a restarted detector behind a cache other readers fill does not
+    // take that cache's copies as rendered at its reads until page 1 shows it again.
+    M::up(
+        "ALTER TABLE listing_memory ADD COLUMN cache_busy_repeats INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE listing_memory ADD COLUMN cache_busy_unchanged_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE listing_memory ADD COLUMN cache_aged INTEGER NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// What the store keeps of one listing: enough to resume its detector after any stop.
@@ -453,7 +461,8 @@ impl Store {
             .query_row(
                 "SELECT round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
                     frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen,
-                    cache_repeats, cache_unchanged_ms, cache_changed_ms
+                    cache_repeats, cache_unchanged_ms, cache_changed_ms, cache_busy_repeats,
+                    cache_busy_unchanged_ms, cache_aged
                 FROM listing_memory
                 WHERE listing = ?1",
                 [listing],
@@ -477,6 +486,9 @@ impl Store {
                             repeats: row.get(10)?,
                             unchanged: row.get(11)?,
                             changed: row.get(12)?,
+                            busy_repeats: row.get(13)?,
+                            busy_unchanged: row.get(14)?,
+                            aged: row.get(15)?,
                         },
                     })
                 },
@@ -523,8 +535,9 @@ impl Store {
                 "INSERT OR REPLACE INTO listing_memory
                 (listing, round_at_ms, sweep_share, sweep_empty_ms, end_offset, frame_lateness_ms,
                     frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen,
-                    cache_repeats, cache_unchanged_ms, cache_changed_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                    cache_repeats, cache_unchanged_ms, cache_changed_ms, cache_busy_repeats,
+                    cache_busy_unchanged_ms, cache_aged)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                 params![
                     listing,
                     memory.round_at,
@@ -539,7 +552,10 @@ impl Store {
                     memory.unseen_serials.unseen,
                     memory.page_cache.repeats,
                     memory.page_cache.unchanged,
-                    memory.page_cache.changed
+                    memory.page_cache.changed,
+                    memory.page_cache.busy_repeats,
+                    memory.page_cache.busy_unchanged,
+                    memory.page_cache.aged
                 ],
             )?,
             None => tx.execute("DELETE FROM listing_memory WHERE listing = ?1", [listing])?,

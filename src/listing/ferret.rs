@@ -398,6 +398,7 @@ impl FerretPager {
         let share = ShareControl::new(&params);
         let shared = shared_rate(&params);
         let frame_ends = FrameEnds::new(params.grace / 2);
+        let renders = Renders::new(params.frame);
         FerretPager {
             per_page: params.per_page.max(1),
             page_size: PageSize::new(params.per_page),
@@ -441,7 +442,7 @@ impl FerretPager {
             serials,
             aimed: AimedRound::default(),
             holes: Holes::default(),
-            renders: Renders::default(),
+            renders,
         }
     }
 

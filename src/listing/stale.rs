@@ -37,10 +37,10 @@
 //!
 //! A cache other readers fill may give page 1 back changed sooner than it ever gave it back
 //! unchanged, for its copies are of any age when the detector reads them, and then page 1
-//! never shows it so. But page 1 repeated where its own keys, or its changes, say many
-//! broadcasts started between the two reads ([`BusyRepeats`]) is a cache too:
+//! never shows it so. But page 1 or 2 repeated where its own keys, or page 1's changes, say
+//! many broadcasts started between the two reads ([`BusyRepeats`]) is a cache too:
 //! [`CACHE_REPEATS`] such repeats show one for what an answer proves gone and for when an
-//! equal answer was rendered (not for when to read a page again).
+//! equal answer was rendered (not for when to read a page again). The store keeps them too.
 //!
 //! Until then every answer counts from its read, as on a listing without a cache (a cache
 //! that keeps pages for less than the head's interval is never shown, and its pages are at
@@ -58,7 +58,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{Millis, PageView, MINUTE, SECOND};
+use super::{Millis, PageView, Params, MINUTE, SECOND};
 
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
@@ -68,43 +68,46 @@ const CACHE_REPEATS: u32 = 4;
 /// cache would give it about once in e⁵ ≈ 150 such reads.
 const BUSY_STARTS: f64 = 5.0;
 
-/// The longest a cache shown only by busy repeats is taken to keep a page. A list without
-/// a cache whose starts come in bursts can give busy repeats in the lull after one; what it
-/// costs there (each Off Air a changed answer proves comes up to this much later) stays well
-/// inside the grace.
-const BUSY_KEEPS_MAX: Millis = 60 * SECOND;
+/// The longest a cache shown only by busy repeats is taken to keep a page, as a part of the
+/// frame: a thirtieth (a minute of a 30-minute frame). A list without a cache whose starts
+/// come in bursts can give busy repeats in the lull after one; what it costs there (each Off
+/// Air a changed answer proves comes up to this much later) stays well inside the grace.
+const BUSY_KEEPS_PER_FRAME: Millis = 30;
 
-/// How far back page 1's changes tell how busy the list is ([`BusyRepeats`]).
-const ARRIVALS_WINDOW: Millis = 10 * MINUTE;
+/// How far back page 1's changes tell how busy the list is ([`BusyRepeats`]), as a part of
+/// the frame: a third (10 minutes of a 30-minute frame).
+const ARRIVALS_WINDOW_PER_FRAME: Millis = 3;
 
-/// Page 1 answered the same way again where the list surely moved between the two reads:
-/// a cache that other readers fill. Such a cache gives page 1 from a copy of any age up to
-/// its lifetime, so it may come back changed sooner than it ever came back unchanged, and
-/// then [`PageCache::shown`] never holds. But a list as busy as page 1 says hardly stands
-/// still between two reads: [`CACHE_REPEATS`] busy repeats show a cache too, for what an
-/// answer proves gone. How busy the list is, page 1 says two ways, and the higher counts:
-/// by its keys ([`starts_expected`]), at once, where they are fine enough; and by the
-/// broadcasts its changed answers showed above the answer before over the last
-/// [`ARRIVALS_WINDOW`], whatever the keys (a copy the cache kept shows them late, but all
-/// the same). Busy repeats are not kept in the store: a restarted detector counts them
-/// again (a minute or two of reads of page 1).
-#[derive(Debug, Clone, Default)]
+/// How long page 1's changes must span before they tell how busy the list is, as a part of
+/// the frame: a thirtieth (a minute of a 30-minute frame).
+const ARRIVALS_SPAN_PER_FRAME: Millis = 30;
+
+/// Page 1 or 2 answered the same way again where the list surely moved between the two
+/// reads: a cache that other readers fill. Such a cache gives page 1 from a copy of any age
+/// up to its lifetime, so it may come back changed sooner than it ever came back unchanged,
+/// and then [`PageCache::shown`] never holds. But a list as busy as page 1 says hardly
+/// stands still between two reads, and every start moves page 2 as it moves page 1:
+/// [`CACHE_REPEATS`] busy repeats of either show a cache too, for what an answer proves
+/// gone. How busy the list is, the page's keys say ([`starts_expected`]), at once, where
+/// they are fine enough; and so do the broadcasts page 1's changed answers showed above
+/// the answer before over the last third of a frame ([`ARRIVALS_WINDOW_PER_FRAME`]),
+/// whatever the keys (a copy the cache kept shows them late, but all the same); the higher
+/// estimate counts. The busy repeats are counted in [`PageCache`], which the store keeps;
+/// the changes are not, and a restarted detector gathers them again.
+#[derive(Debug, Clone)]
 struct BusyRepeats {
-    count: u32,
-    /// The oldest page 1's answer has been when read again unchanged in a busy repeat.
-    unchanged: Millis,
-    /// When page 1's answer changed, over the last [`ARRIVALS_WINDOW`], and how many
-    /// broadcasts each change showed that the answer before did not, above its first.
+    /// The listing's frame: how busy a list is, and over how long, goes by its clock.
+    frame: Millis,
+    /// When page 1's answer changed, over the last third of a frame, and how many broadcasts
+    /// each change showed that the answer before did not, above its first.
     arrivals: VecDeque<(Millis, u32)>,
 }
 
 impl BusyRepeats {
-    /// Counts a repeat of page 1's answer `view`, `age` after the answer it repeats.
-    fn repeat(&mut self, view: &PageView, age: Millis) {
-        if starts_expected(view, age).max(self.arrivals_in(age)) >= BUSY_STARTS {
-            self.count += 1;
-            self.unchanged = self.unchanged.max(age);
-        }
+    /// Whether a repeat of page 1's or 2's answer `view`, `age` after the answer it repeats,
+    /// is busy.
+    fn busy(&self, view: &PageView, age: Millis) -> bool {
+        starts_expected(view, age).max(self.arrivals_in(age)) >= BUSY_STARTS
     }
 
     /// Counts what page 1's answer `view`, answered at `at`, shows above `last`, the
@@ -119,29 +122,25 @@ impl BusyRepeats {
             .filter(|item| !last.items.iter().any(|old| old.id == item.id))
             .count() as u32;
         self.arrivals.push_back((at, arrived));
-        while (self.arrivals.front()).is_some_and(|&(then, _)| then < at - ARRIVALS_WINDOW) {
+        let window = self.frame / ARRIVALS_WINDOW_PER_FRAME;
+        while (self.arrivals.front()).is_some_and(|&(then, _)| then < at - window) {
             self.arrivals.pop_front();
         }
     }
 
     /// How many broadcasts page 1's changes say start in `interval`: those they showed
-    /// over the time they span, once that is a minute or more.
+    /// over the time they span, once that is a thirtieth of a frame or more.
     fn arrivals_in(&self, interval: Millis) -> f64 {
         let (Some(&(first, _)), Some(&(last, _))) = (self.arrivals.front(), self.arrivals.back())
         else {
             return 0.0;
         };
-        if last - first < MINUTE {
+        if last - first < self.frame / ARRIVALS_SPAN_PER_FRAME {
             return 0.0;
         }
         // The first change's broadcasts started before the span.
         let arrived: u32 = self.arrivals.iter().skip(1).map(|&(_, n)| n).sum();
         f64::from(arrived) * interval as f64 / (last - first) as f64
-    }
-
-    /// How long the cache may keep a page, where busy repeats have shown one.
-    fn keeps(&self) -> Option<Millis> {
-        (self.count >= CACHE_REPEATS).then(|| kept_for(self.unchanged).min(BUSY_KEEPS_MAX))
     }
 }
 
@@ -184,6 +183,13 @@ pub struct PageCache {
     /// the first read of the run to the answer): past a cache's lifetime, where the listing
     /// has one. `Millis::MAX` until it has changed.
     pub changed: Millis,
+    /// How many answers to page 1 or 2 were busy repeats of the last one ([`BusyRepeats`]).
+    pub busy_repeats: u32,
+    /// The oldest page 1's or 2's answer has been when read again in a busy repeat.
+    pub busy_unchanged: Millis,
+    /// Whether an answer has come with an age (HTTP `Age` over 0): the cache says how old
+    /// its answers are, and an answer without one was rendered at its read.
+    pub aged: bool,
 }
 
 impl Default for PageCache {
@@ -192,6 +198,9 @@ impl Default for PageCache {
             repeats: 0,
             unchanged: 0,
             changed: Millis::MAX,
+            busy_repeats: 0,
+            busy_unchanged: 0,
+            aged: false,
         }
     }
 }
@@ -209,6 +218,13 @@ impl PageCache {
     /// oldest page 1 has come back unchanged, and an eighth more.
     fn keeps(&self) -> Millis {
         kept_for(self.unchanged)
+    }
+
+    /// How long the cache may keep a page, where busy repeats have shown one on a listing
+    /// whose frame is `frame`.
+    fn busy_keeps(&self, frame: Millis) -> Option<Millis> {
+        (self.busy_repeats >= CACHE_REPEATS)
+            .then(|| kept_for(self.busy_unchanged).min(frame / BUSY_KEEPS_PER_FRAME))
     }
 }
 
@@ -232,13 +248,10 @@ pub struct Rendered {
 
 /// Each page's last answer, and since when it has been answered that way
 /// ([`Renders::rendered`]); what page 1's answers show of a cache.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Renders {
     last: HashMap<u32, LastAnswer>,
     cache: PageCache,
-    /// Whether an answer has come with an age (HTTP `Age` over 0): the cache says how old
-    /// its answers are, and an answer without one was rendered at its read.
-    aged: bool,
     busy: BusyRepeats,
 }
 
@@ -253,7 +266,25 @@ struct LastAnswer {
     alike: Millis,
 }
 
+impl Default for Renders {
+    fn default() -> Renders {
+        Renders::new(Params::default().frame)
+    }
+}
+
 impl Renders {
+    /// No answer known yet, of a listing whose frame is `frame`.
+    pub fn new(frame: Millis) -> Renders {
+        Renders {
+            last: HashMap::new(),
+            cache: PageCache::default(),
+            busy: BusyRepeats {
+                frame: frame.max(1),
+                arrivals: VecDeque::new(),
+            },
+        }
+    }
+
     /// When `view`, answered at `answered_at` to a read started at `requested_at`, may have
     /// been rendered. An empty page is no snapshot of anything and starts no run.
     pub fn rendered(
@@ -273,7 +304,7 @@ impl Renders {
             after: from,
             alike_since: from,
         };
-        self.aged |= view.age > 0;
+        self.cache.aged |= view.age > 0;
         if view.items.is_empty() {
             self.last.remove(&view.page);
             return at_read;
@@ -282,22 +313,27 @@ impl Renders {
         // How long an answer that starts a run may have been kept, where a cache has shown.
         let keeps = match shown {
             true => Some(self.cache.keeps()),
-            false => self.busy.keeps(),
+            false => self.cache.busy_keeps(self.busy.frame),
         };
         let last = self.last.get_mut(&view.page);
         let repeat = last
             .as_ref()
             .is_some_and(|last| last.view.same_answer(view));
-        if let (1, Some(last)) = (view.page, &last) {
+        if let Some(last) = last.as_ref().filter(|_| view.page <= 2) {
             // Each page was rendered during its read: the two renders lay at least the first
             // bound apart, at most the second.
+            let age = requested_at - last.answered_at;
             let cache = &mut self.cache;
-            if repeat {
+            // Page 2 moves with every start as page 1 does, and the head reads both: their
+            // busy repeats show a cache twice as soon as page 1's alone.
+            if repeat && self.busy.busy(view, age) {
+                cache.busy_repeats += 1;
+                cache.busy_unchanged = cache.busy_unchanged.max(age);
+            }
+            if view.page == 1 && repeat {
                 cache.repeats += 1;
-                let age = requested_at - last.answered_at;
                 cache.unchanged = cache.unchanged.max(age);
-                self.busy.repeat(view, age);
-            } else {
+            } else if view.page == 1 {
                 cache.changed = cache.changed.min(answered_at - last.since);
                 self.busy.changed(&last.view, view, answered_at);
             }
@@ -322,7 +358,7 @@ impl Renders {
                 // of before its restart, or of another reader; and a cache other readers
                 // fill may give a page it has read a copy they had rendered since.
                 let alike_since = match keeps {
-                    Some(keeps) if last.is_none() || !self.aged => {
+                    Some(keeps) if last.is_none() || !self.cache.aged => {
                         at_read.after.min(requested_at - keeps)
                     }
                     _ => at_read.after,
@@ -560,22 +596,28 @@ mod tests {
     /// an hour), each repeat says 14 starts came between, and after four of them a changed
     /// answer to another page proves nothing gone that a read answered within the 15 s and
     /// an eighth before it; an equal answer dates from the first of its run. Where the keys
-    /// lie four minutes apart, the same answers are a list that stood still.
+    /// lie four minutes apart, the same answers are a list that stood still. Page 2, which
+    /// every start moves too, shows the cache the same way.
     #[test]
     fn a_busy_page_one_that_repeats_shows_a_cache_other_readers_fill() {
         let rendered = |after, alike_since| Rendered { after, alike_since };
-        for (spacing, keeps) in [(SECOND, Some(15_000 + 15_000 / 8)), (4 * MINUTE, None)] {
+        let cases = [(SECOND, Some(15_000 + 15_000 / 8)), (4 * MINUTE, None)];
+        for ((spacing, keeps), page) in cases.into_iter().flat_map(|c| [(c, 1), (c, 2)]) {
             let mut renders = Renders::default();
             let mut at = 1_000_000;
             for serial in 100..110 {
                 for _ in 0..[1, 2][serial as usize % 2] {
-                    renders.rendered(&page_one(serial, spacing), at, at);
+                    let view = PageView {
+                        page,
+                        ..page_one(serial, spacing)
+                    };
+                    renders.rendered(&view, at, at);
                     at += 15_000;
                 }
             }
             assert!(!renders.cache().shown());
-            let a = view(2, 40, &["lv50", "lv49"]);
-            let b = view(2, 40, &["lv51", "lv50"]);
+            let a = view(3, 40, &["lv50", "lv49"]);
+            let b = view(3, 40, &["lv51", "lv50"]);
             renders.rendered(&a, at, at);
             let since = keeps.map_or(at + 20_000, |keeps| at + 20_000 - keeps);
             assert_eq!(
@@ -604,35 +646,47 @@ mod tests {
         assert_eq!(starts_expected(&shared, 2 * MINUTE), 1.0);
         assert_eq!(starts_expected(&view(1, 40, &[]), MINUTE), 0.0);
         // A cache shown by busy repeats alone is taken to keep a page a minute at most.
-        let mut busy = BusyRepeats::default();
-        for _ in 0..CACHE_REPEATS {
-            busy.repeat(&page_one(100, SECOND), 5 * MINUTE);
+        let mut renders = Renders::default();
+        let one = page_one(100, SECOND);
+        for i in 0..=CACHE_REPEATS {
+            let at = i64::from(i) * 5 * MINUTE;
+            renders.rendered(&one, at, at);
         }
-        assert_eq!(busy.keeps(), Some(BUSY_KEEPS_MAX));
+        assert_eq!(renders.cache.busy_keeps(30 * MINUTE), Some(MINUTE));
     }
 
     /// A listing whose keys tell nothing (all equal on page 1: whole minutes, say) shows how
     /// busy it is by what page 1's changes bring: 9 broadcasts every 15 s is 0.6 a second,
     /// and a repeat 15 s after the answer before missed 9 of them; a broadcast every 15 s
-    /// makes such repeats a list that stood still.
+    /// makes such repeats a list that stood still. The same listing 20 times faster (every
+    /// duration and the frame divided by 20) shows the same. What the busy repeats showed
+    /// outlives a restart ([`Renders::restore`]).
     #[test]
     fn page_one_changes_tell_how_busy_a_list_of_equal_keys_is() {
-        for (step, busy) in [(9, true), (1, false)] {
-            let mut renders = Renders::default();
-            let mut at = 1_000_000;
-            let mut serial = 100;
-            for i in 0..14 {
-                let one = page_one(serial, 0);
-                assert_eq!(starts_expected(&one, 15_000), 0.0);
-                renders.rendered(&one, at, at);
-                at += 15_000;
-                if i >= 5 && i % 2 == 0 {
+        for scale in [1, 20] {
+            let (frame, interval) = (30 * MINUTE / scale, 15_000 / scale);
+            for (step, busy) in [(9, true), (1, false)] {
+                let mut renders = Renders::new(frame);
+                let mut at = 1_000_000;
+                let mut serial = 100;
+                for i in 0..14 {
+                    let one = page_one(serial, 0);
+                    assert_eq!(starts_expected(&one, interval), 0.0);
                     renders.rendered(&one, at, at);
-                    at += 15_000;
+                    at += interval;
+                    if i >= 5 && i % 2 == 0 {
+                        renders.rendered(&one, at, at);
+                        at += interval;
+                    }
+                    serial += step;
                 }
-                serial += step;
+                let context = format!("{step} a change, ×{scale}");
+                assert_eq!(renders.cache.busy_keeps(frame).is_some(), busy, "{context}");
+                let mut restarted = Renders::new(frame);
+                restarted.restore(renders.cache());
+                let keeps = restarted.cache.busy_keeps(frame);
+                assert_eq!(keeps.is_some(), busy, "{context}");
             }
-            assert_eq!(renders.busy.keeps().is_some(), busy, "{step} a change");
         }
     }
 }

@@ -2057,28 +2057,30 @@ fn sim_run_ferret_waits_for_a_slow_listing() {
 fn sim_run_ferret_keeps_the_rules_across_restarts() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.seed = 3;
-    let report = ferret_restarted_every_20_minutes(&scenario);
+    let report = ferret_restarted_every_20_minutes(&scenario, 1);
     assert!(report.keeps_the_rules(), "{report:#?}");
     assert!(report.off_air_p95 <= 120.0, "{report:#?}");
 }
 
-/// Three hours of `scenario` in real time, the ferret detector restarted every twenty minutes
-/// at once with what the store keeps (its book, the start times of its reads, its memory).
-fn ferret_restarted_every_20_minutes(scenario: &Scenario) -> sim::Report {
+/// Three hours of `scenario` compressed `scale` times (1: real time), the ferret detector
+/// restarted every twenty minutes of the listing's time at once with what the store keeps
+/// (its book, the start times of its reads, its memory); the report in the listing's time.
+fn ferret_restarted_every_20_minutes(scenario: &Scenario, scale: u32) -> sim::Report {
+    let scale_ms = Millis::from(scale);
     let restarts = Restarts {
-        every: 20 * MINUTE,
+        every: 20 * MINUTE / scale_ms,
         down: 0,
         keep_reads: true,
         keep_memory: true,
     };
-    let params = Params::default();
-    sim::run_restarted(
+    let report = sim::run_restarted(
         Strategy::Ferret,
-        &params,
-        scenario,
-        3 * HOUR,
+        &Params::default().compressed(scale),
+        &scenario.compressed(f64::from(scale)),
+        3 * HOUR / scale_ms,
         Some(restarts),
-    )
+    );
+    report.scaled(scale)
 }
 
 /// Behind a cache of 20 s, restarted every twenty minutes: the pages the cache kept from
@@ -2092,10 +2094,38 @@ fn sim_run_ferret_behind_a_page_cache_across_restarts() {
     let mut scenario = Scenario::built_in("peak2009").unwrap();
     scenario.reads.cache_ms = 20_000.0;
     scenario.seed = 5;
-    let report = ferret_restarted_every_20_minutes(&scenario);
+    let report = ferret_restarted_every_20_minutes(&scenario, 1);
     assert!(report.keeps_the_rules(), "{report:#?}");
     assert!(report.on_air_p95 <= 30.0, "{report:#?}");
     assert!(report.off_air_p95 <= 120.0, "{report:#?}");
+}
+
+/// Behind a cache other readers fill without giving an age, restarted every twenty minutes
+/// of the listing's time:
+///
+/// - 30 s at ×20 (a restart every minute of the compressed clock): page 1 never showed the
+///   cache. Its busy repeats were counted from nothing after each restart, and by what page
+///   1's changes brought over a minute of the compressed clock, which the restarts never let
+///   them span. A copy the cache kept proved a broadcast gone 8 s of the listing's time after
+///   it started (seed 1; another on seed 4). Now the store keeps the busy repeats, and page
+///   1's changes tell over a thirtieth of the frame, as in real time.
+/// - 20 s in real time (seed 1): page 1 alone had given three busy repeats in the first 20
+///   minutes, and just after the restart a copy of page 3 proved gone a broadcast page 4 had
+///   shown 0.7 s before, 13 s after it started. Page 2's busy repeats count too now, and the
+///   cache shows twice as soon.
+#[test]
+fn sim_run_ferret_behind_a_shared_cache_across_restarts() {
+    for (cache_ms, seed, scale) in [(30_000.0, 1, 20), (30_000.0, 4, 20), (20_000.0, 1, 1)] {
+        let mut scenario = Scenario::built_in("peak2009").unwrap();
+        scenario.reads.cache_ms = cache_ms;
+        scenario.reads.cache_shared = true;
+        scenario.seed = seed;
+        let report = ferret_restarted_every_20_minutes(&scenario, scale);
+        let context = format!("{cache_ms} ms, seed {seed}, ×{scale}");
+        assert_eq!(report.false_off_air, 0, "{context}: {report:#?}");
+        assert_eq!(report.slipped, 0, "{context}: {report:#?}");
+        assert!(report.frame_ends > 4_000, "{context}: {report:#?}");
+    }
 }
 
 /// Rounds aimed at the serials not seen (`serial_rounds`, on) read a few pages where full

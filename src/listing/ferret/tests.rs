@@ -1146,6 +1146,9 @@ fn a_resumed_detector_goes_on_with_its_memory() {
             repeats: 9,
             unchanged: 28 * SECOND,
             changed: 31 * SECOND,
+            busy_repeats: 5,
+            busy_unchanged: 42 * SECOND,
+            aged: true,
         },
     };
     let high = params.sweep_share + SHARE_RISE;
