@@ -1783,12 +1783,18 @@ fn sim_run_ferret_behind_a_page_cache_not_shown_yet() {
 /// read.
 #[test]
 fn sim_run_ferret_behind_a_shared_cache_that_gives_its_age() {
-    let mut scenario = Scenario::built_in("peak2009").unwrap();
-    scenario.reads.cache_ms = 30_000.0;
-    scenario.reads.cache_shared = true;
+    let mut scenario = peak_behind_a_shared_cache(30_000.0, 3);
     scenario.reads.cache_age = true;
-    scenario.seed = 3;
     ferret_keeps_the_off_air_rules(&scenario, 1);
+}
+
+/// `peak2009`'s world `seed` behind a cache of `cache_ms` that other readers keep full.
+fn peak_behind_a_shared_cache(cache_ms: f64, seed: u64) -> Scenario {
+    let mut scenario = Scenario::built_in("peak2009").unwrap();
+    scenario.reads.cache_ms = cache_ms;
+    scenario.reads.cache_shared = true;
+    scenario.seed = seed;
+    scenario
 }
 
 /// Behind a cache other readers keep full that does not say how long it kept its pages, a
@@ -1803,10 +1809,7 @@ fn sim_run_ferret_behind_a_shared_cache_that_gives_its_age() {
 #[test]
 fn sim_run_ferret_behind_a_shared_cache_that_gives_no_age() {
     for (cache_ms, seed, scale) in [(20_000.0, 2, 1), (30_000.0, 3, 1), (30_000.0, 4, 20)] {
-        let mut scenario = Scenario::built_in("peak2009").unwrap();
-        scenario.reads.cache_ms = cache_ms;
-        scenario.reads.cache_shared = true;
-        scenario.seed = seed;
+        let scenario = peak_behind_a_shared_cache(cache_ms, seed);
         ferret_keeps_the_off_air_rules(&scenario, scale);
     }
 }
@@ -2116,10 +2119,7 @@ fn sim_run_ferret_behind_a_page_cache_across_restarts() {
 #[test]
 fn sim_run_ferret_behind_a_shared_cache_across_restarts() {
     for (cache_ms, seed, scale) in [(30_000.0, 1, 20), (30_000.0, 4, 20), (20_000.0, 1, 1)] {
-        let mut scenario = Scenario::built_in("peak2009").unwrap();
-        scenario.reads.cache_ms = cache_ms;
-        scenario.reads.cache_shared = true;
-        scenario.seed = seed;
+        let scenario = peak_behind_a_shared_cache(cache_ms, seed);
         let report = ferret_restarted_every_20_minutes(&scenario, scale);
         let context = format!("{cache_ms} ms, seed {seed}, ×{scale}");
         assert_eq!(report.false_off_air, 0, "{context}: {report:#?}");
