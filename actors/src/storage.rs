@@ -274,8 +274,8 @@ const MIGRATIONS: &[M<'static>] = &[
         ALTER TABLE listing_memory ADD COLUMN cache_changed_ms INTEGER NOT NULL
             DEFAULT 9223372036854775807;",
     ),
-    // 20: what else page 1 showed of a cache (its busy repeats, and whether it gives its
-    // answers' age), so that a restarted detector behind a cache other readers fill does not
+    // 20: what else pages 1 and 2 showed of a cache (its busy repeats, and whether it gives
+    // its answers' age), so that a restarted detector behind a cache other readers fill does not
     // take that cache's copies as rendered at its reads until page 1 shows it again.
     M::up(
         "ALTER TABLE listing_memory ADD COLUMN cache_busy_repeats INTEGER NOT NULL DEFAULT 0;
@@ -537,7 +537,8 @@ impl Store {
                     frame_outlived, frame_broken, budget_empty_ms, serials_counted, serials_unseen,
                     cache_repeats, cache_unchanged_ms, cache_changed_ms, cache_busy_repeats,
                     cache_busy_unchanged_ms, cache_aged)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17)",
                 params![
                     listing,
                     memory.round_at,

@@ -58,7 +58,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{Millis, PageView, Params, MINUTE, SECOND};
+use super::{Millis, PageView, MINUTE, SECOND};
 
 /// How many times page 1 must have come back unchanged before a cache is believed.
 const CACHE_REPEATS: u32 = 4;
@@ -266,12 +266,6 @@ struct LastAnswer {
     alike: Millis,
 }
 
-impl Default for Renders {
-    fn default() -> Renders {
-        Renders::new(Params::default().frame)
-    }
-}
-
 impl Renders {
     /// No answer known yet, of a listing whose frame is `frame`.
     pub fn new(frame: Millis) -> Renders {
@@ -320,8 +314,6 @@ impl Renders {
             .as_ref()
             .is_some_and(|last| last.view.same_answer(view));
         if let Some(last) = last.as_ref().filter(|_| view.page <= 2) {
-            // Each page was rendered during its read: the two renders lay at least the first
-            // bound apart, at most the second.
             let age = requested_at - last.answered_at;
             let cache = &mut self.cache;
             // Page 2 moves with every start as page 1 does, and the head reads both: their
@@ -330,6 +322,8 @@ impl Renders {
                 cache.busy_repeats += 1;
                 cache.busy_unchanged = cache.busy_unchanged.max(age);
             }
+            // Each page was rendered during its read: the two renders lay at least the first
+            // bound apart, at most the second.
             if view.page == 1 && repeat {
                 cache.repeats += 1;
                 cache.unchanged = cache.unchanged.max(age);
@@ -449,7 +443,7 @@ mod tests {
     #[test]
     fn once_a_cache_is_shown_an_equal_answer_dates_from_the_first_of_the_run() {
         let rendered = |after, alike_since| Rendered { after, alike_since };
-        let mut renders = Renders::default();
+        let mut renders = Renders::new(30 * MINUTE);
         let a = view(2, 40, &["lv3", "lv2"]);
         assert_eq!(renders.rendered(&a, 100, 100), rendered(100, 100));
         assert_eq!(renders.rendered(&a, 200, 200), rendered(200, 100));
@@ -488,7 +482,7 @@ mod tests {
             rendered(at + 9, at + 9 - keeps)
         );
         // Restarted, the detector knows no page's answer, and the cache still.
-        let mut restarted = Renders::default();
+        let mut restarted = Renders::new(30 * MINUTE);
         restarted.restore(renders.cache());
         assert_eq!(
             restarted.rendered(&b, at + 10, at + 10),
@@ -505,7 +499,7 @@ mod tests {
     fn an_answer_a_cache_gives_its_age_dates_from_before_its_read() {
         let rendered = |after, alike_since| Rendered { after, alike_since };
         let aged = |view: PageView, age| PageView { age, ..view };
-        let mut renders = Renders::default();
+        let mut renders = Renders::new(30 * MINUTE);
         let a = view(3, 40, &["lv5", "lv4"]);
         assert_eq!(
             renders.rendered(&aged(a.clone(), 12_000), 100_000, 100_400),
@@ -538,14 +532,14 @@ mod tests {
     /// list unchanged.
     #[test]
     fn page_one_shows_a_cache_and_how_long_it_keeps_a_page() {
-        let mut renders = Renders::default();
+        let mut renders = Renders::new(30 * MINUTE);
         let at = cached_page_one(&mut renders, 30);
         assert_eq!(renders.fresh_at(1), at - 57_000 + 38_000 + 38_000 / 8);
         renders.rendered(&view(2, 40, &["lv7"]), at, at);
         assert_eq!(renders.fresh_at(2), at + 38_000 + 38_000 / 8);
         assert_eq!(renders.fresh_at(9), Millis::MIN);
 
-        let mut changing = Renders::default();
+        let mut changing = Renders::new(30 * MINUTE);
         let deep = view(5, 40, &["lv3", "lv2"]);
         for at in (0..20).map(|i| i * 50_000) {
             changing.rendered(&deep, at, at);
@@ -557,7 +551,7 @@ mod tests {
         assert_eq!(changing.fresh_at(5), Millis::MIN);
 
         // A quiet list: page 1 changes after 19 s now and then, and stays 38 s at others.
-        let mut quiet = Renders::default();
+        let mut quiet = Renders::new(30 * MINUTE);
         let mut at = 0;
         for i in 0..30 {
             let page = view(1, 40, &[&format!("lv{}", 300 + i)]);
@@ -603,7 +597,7 @@ mod tests {
         let rendered = |after, alike_since| Rendered { after, alike_since };
         let cases = [(SECOND, Some(15_000 + 15_000 / 8)), (4 * MINUTE, None)];
         for ((spacing, keeps), page) in cases.into_iter().flat_map(|c| [(c, 1), (c, 2)]) {
-            let mut renders = Renders::default();
+            let mut renders = Renders::new(30 * MINUTE);
             let mut at = 1_000_000;
             for serial in 100..110 {
                 for _ in 0..[1, 2][serial as usize % 2] {
@@ -646,7 +640,7 @@ mod tests {
         assert_eq!(starts_expected(&shared, 2 * MINUTE), 1.0);
         assert_eq!(starts_expected(&view(1, 40, &[]), MINUTE), 0.0);
         // A cache shown by busy repeats alone is taken to keep a page a minute at most.
-        let mut renders = Renders::default();
+        let mut renders = Renders::new(30 * MINUTE);
         let one = page_one(100, SECOND);
         for i in 0..=CACHE_REPEATS {
             let at = i64::from(i) * 5 * MINUTE;
