@@ -226,6 +226,15 @@ impl PageCache {
         (self.busy_repeats >= CACHE_REPEATS)
             .then(|| kept_for(self.busy_unchanged).min(frame / BUSY_KEEPS_PER_FRAME))
     }
+
+    /// How long an answer that starts a run may have been kept, where the listing has shown
+    /// a cache: by page 1's ages ([`PageCache::keeps`]), else by busy repeats.
+    fn kept(&self, frame: Millis) -> Option<Millis> {
+        match self.shown() {
+            true => Some(self.keeps()),
+            false => self.busy_keeps(frame),
+        }
+    }
 }
 
 /// When a page's answer may have been rendered, as far as the reads tell
@@ -303,12 +312,7 @@ impl Renders {
             self.last.remove(&view.page);
             return at_read;
         }
-        let shown = self.cache.shown();
-        // How long an answer that starts a run may have been kept, where a cache has shown.
-        let keeps = match shown {
-            true => Some(self.cache.keeps()),
-            false => self.cache.busy_keeps(self.busy.frame),
-        };
+        let keeps = self.cache.kept(self.busy.frame);
         let last = self.last.get_mut(&view.page);
         let repeat = last
             .as_ref()
@@ -324,12 +328,14 @@ impl Renders {
             }
             // Each page was rendered during its read: the two renders lay at least the first
             // bound apart, at most the second.
-            if view.page == 1 && repeat {
-                cache.repeats += 1;
-                cache.unchanged = cache.unchanged.max(age);
-            } else if view.page == 1 {
-                cache.changed = cache.changed.min(answered_at - last.since);
-                self.busy.changed(&last.view, view, answered_at);
+            if view.page == 1 {
+                if repeat {
+                    cache.repeats += 1;
+                    cache.unchanged = cache.unchanged.max(age);
+                } else {
+                    cache.changed = cache.changed.min(answered_at - last.since);
+                    self.busy.changed(&last.view, view, answered_at);
+                }
             }
         }
         match last {

@@ -1679,11 +1679,25 @@ fn ferret_at_both_scales(scenario: &Scenario) -> Vec<(u32, sim::Report)> {
 /// ferret on `scenario` for three hours of the listing's time, compressed `scale` times
 /// (1: real time), its report in the listing's time.
 fn ferret_at(scenario: &Scenario, scale: u32) -> sim::Report {
-    let report = sim::run(
+    ferret_restarted_at(scenario, scale, None)
+}
+
+/// [`ferret_at`], the detector restarted every `every` of the listing's time (if any) at once
+/// with what the store keeps (its book, the start times of its reads, its memory).
+fn ferret_restarted_at(scenario: &Scenario, scale: u32, every: Option<Millis>) -> sim::Report {
+    let scale_ms = Millis::from(scale);
+    let restarts = every.map(|every| Restarts {
+        every: every / scale_ms,
+        down: 0,
+        keep_reads: true,
+        keep_memory: true,
+    });
+    let report = sim::run_restarted(
         Strategy::Ferret,
         &Params::default().compressed(scale),
         &scenario.compressed(f64::from(scale)),
-        3 * HOUR / Millis::from(scale),
+        3 * HOUR / scale_ms,
+        restarts,
     );
     report.scaled(scale)
 }
@@ -2065,25 +2079,9 @@ fn sim_run_ferret_keeps_the_rules_across_restarts() {
     assert!(report.off_air_p95 <= 120.0, "{report:#?}");
 }
 
-/// Three hours of `scenario` compressed `scale` times (1: real time), the ferret detector
-/// restarted every twenty minutes of the listing's time at once with what the store keeps
-/// (its book, the start times of its reads, its memory); the report in the listing's time.
+/// [`ferret_restarted_at`] every twenty minutes of the listing's time.
 fn ferret_restarted_every_20_minutes(scenario: &Scenario, scale: u32) -> sim::Report {
-    let scale_ms = Millis::from(scale);
-    let restarts = Restarts {
-        every: 20 * MINUTE / scale_ms,
-        down: 0,
-        keep_reads: true,
-        keep_memory: true,
-    };
-    let report = sim::run_restarted(
-        Strategy::Ferret,
-        &Params::default().compressed(scale),
-        &scenario.compressed(f64::from(scale)),
-        3 * HOUR / scale_ms,
-        Some(restarts),
-    );
-    report.scaled(scale)
+    ferret_restarted_at(scenario, scale, Some(20 * MINUTE))
 }
 
 /// Behind a cache of 20 s, restarted every twenty minutes: the pages the cache kept from
