@@ -226,6 +226,38 @@ pub struct Assignment {
 /// A sparse, L2-normalised vector: (term id, weight), sorted by term id.
 type Vector = Vec<(u32, f32)>;
 
+/// `ln ln(S / s)` by `s` for the live stories `S` (plus 2) of the item being weighed, `s`
+/// those holding a term (plus 1): the log of the stories' idf, kept from term to term and
+/// item to item until `S` changes, most terms being held by a few stories. NaN marks a value
+/// not computed yet (the value itself is never NaN: `s < S`).
+#[derive(Debug, Default)]
+struct StoryLogs {
+    stories: f32,
+    logs: Vec<f32>,
+}
+
+impl StoryLogs {
+    /// Starts weighing against `stories`.
+    fn count(&mut self, stories: f32) {
+        if stories != self.stories {
+            self.stories = stories;
+            self.logs.clear();
+        }
+    }
+
+    /// `ln ln(S / held)`.
+    fn of(&mut self, held: u32) -> f32 {
+        let at = held as usize;
+        if at >= self.logs.len() {
+            self.logs.resize(at + 1, f32::NAN);
+        }
+        if self.logs[at].is_nan() {
+            self.logs[at] = (self.stories / held as f32).ln().ln();
+        }
+        self.logs[at]
+    }
+}
+
 /// The words of `vector` (its prefix before the bigrams), L2-normalised again.
 fn words_only(vector: &Vector) -> Vector {
     let words = vector.partition_point(|&(id, _)| id & BIGRAM == 0);
@@ -352,6 +384,8 @@ pub struct Clusterer {
     item_terms: Vec<u32>,
     /// Scratch for [`Clusterer::lookup`].
     ranked: Vector,
+    /// The stories' part of the idf by how many stories hold a term ([`StoryLogs`]).
+    story_logs: StoryLogs,
     /// Scratch for each item's words.
     words: Words,
     arrivals: u32,
@@ -413,6 +447,7 @@ impl Clusterer {
             young_candidates: Vec::new(),
             item_terms: Vec::new(),
             ranked: Vector::new(),
+            story_logs: StoryLogs::default(),
             words: Words::default(),
             arrivals: 0,
             duplicates: 0,
@@ -579,7 +614,7 @@ impl Clusterer {
             }
         };
         let story = self.merge_stories(story, query, other_story);
-        let story = self.grow_young_story(story, query.lookup, query.share);
+        let story = self.grow_young_story(story, query.share);
         let assignment = Assignment {
             event: self.events.serial(event),
             story: self.stories.serial(story),
@@ -764,11 +799,16 @@ impl Clusterer {
     }
 
     /// When `story` is young (at most `young_story` items), its centroid against the big
-    /// stories among the candidates of `lookup`: it merges into the closest if that reaches
+    /// stories among the item's candidates: it merges into the closest if that reaches
     /// `young_threshold`. When `story` is big, the young stories among the candidates whose
     /// centroids reach `young_threshold` against it merge into it. Returns the story the item
     /// is in after it.
-    fn grow_young_story(&mut self, story: u32, lookup: &[u32], share: f32) -> u32 {
+    ///
+    /// The candidates are the stories the item's lookup found when its story was chosen
+    /// ([`Level::found`], left by the last scoring of the item), less any merged away since:
+    /// adding the item and merging changed only its own story and the one merged, so a
+    /// second lookup would find the others again, in the same order.
+    fn grow_young_story(&mut self, story: u32, share: f32) -> u32 {
         let young = self.params.young_story;
         let big = self.params.big_story.max(young + 1);
         let items = self.stories.clusters[story as usize].items;
@@ -778,11 +818,12 @@ impl Clusterer {
         let story_is_young = items <= young;
         let mut candidates = std::mem::take(&mut self.young_candidates);
         candidates.clear();
-        let stories = &mut self.stories;
-        stories.gather(lookup);
+        let stories = &self.stories;
         candidates.extend(stories.found.iter().copied().filter(|&id| {
-            let items = stories.clusters[id as usize].items;
+            let cluster = &stories.clusters[id as usize];
+            let items = cluster.items;
             id != story
+                && !cluster.retired
                 && if story_is_young {
                     items >= big
                 } else {
@@ -919,6 +960,7 @@ impl Clusterer {
         let n = self.n as f32;
         let share = self.params.story_idf_share;
         let stories = self.stories.live() as f32 + 2.0;
+        self.story_logs.count(stories);
         // An item is as long with bigrams as without: its pairs count whether they are
         // terms or not.
         let length_terms = match self.params.bigrams {
@@ -940,8 +982,8 @@ impl Clusterer {
                     // (idf^(1 − share) · ln(stories / held)^share)^power, as one `exp` of
                     // logs rather than three powers: the same assignments on dev and test
                     // (date order, shuffles 1–3), 1.2 % fewer instructions.
-                    let held = self.stories.holders(id) as f32 + 1.0;
-                    let logs = (1.0 - share) * idf.ln() + share * (stories / held).ln().ln();
+                    let held = self.stories.holders(id) + 1;
+                    let logs = (1.0 - share) * idf.ln() + share * self.story_logs.of(held);
                     (power * logs).exp()
                 } else {
                     match power {

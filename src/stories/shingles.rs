@@ -94,6 +94,9 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 #[derive(Debug)]
 pub struct LshIndex {
     seeds: Vec<u64>,
+    /// Each band's number hashed: where its bucket key starts, so that bands never share
+    /// buckets.
+    band_keys: Vec<u64>,
     rows: usize,
     bands: usize,
     /// Bucket key → the newest item in it, by position in the queue (`first + index`).
@@ -123,6 +126,7 @@ impl LshIndex {
             .collect();
         LshIndex {
             seeds,
+            band_keys: (0..bands as u64).map(splitmix).collect(),
             rows,
             bands,
             heads: FxHashMap::default(),
@@ -149,12 +153,8 @@ impl LshIndex {
             }
         }
         mins.chunks(self.rows)
-            .enumerate()
-            // The band's number is part of the key: bands never share buckets.
-            .map(|(band, rows)| {
-                rows.iter()
-                    .fold(splitmix(band as u64), |key, &min| splitmix(key ^ min))
-            })
+            .zip(&self.band_keys)
+            .map(|(rows, &band)| rows.iter().fold(band, |key, &min| splitmix(key ^ min)))
             .collect()
     }
 

@@ -93,6 +93,15 @@ impl<'a> Query<'a> {
     }
 }
 
+/// Sets slot `id`'s norm in `norms`, growing it for a new slot.
+fn set_norm(norms: &mut Vec<f32>, id: u32, norm: f32) {
+    let id = id as usize;
+    if id >= norms.len() {
+        norms.resize(id + 1, 0.0);
+    }
+    norms[id] = norm;
+}
+
 /// A centroid in a term's postings, with its weight on the term.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Posting {
@@ -121,6 +130,10 @@ struct Slot {
 #[derive(Debug, Default)]
 pub(super) struct Level {
     pub(super) clusters: Vec<Centroid>,
+    /// Each cluster's norm (the root of its `norm2`), by slot: the one figure of a candidate
+    /// that every lookup reads, kept apart from the centroids so that a lookup's candidates
+    /// share cache lines and take no square root.
+    norms: Vec<f32>,
     /// The postings by word id: the vocabulary hands out dense ids and reuses the freed ones,
     /// so a vector, not a map, holds them (no hashing on the hottest path). A list emptied by
     /// retirements keeps its allocation for the id's next word.
@@ -162,15 +175,9 @@ impl Level {
 
     /// Gathers into `found` every cluster sharing one of `lookup` words, once, in the order the
     /// words and their postings give (each stamped with this lookup's generation: no sort, no
-    /// set). Retired clusters have left the postings. Nothing is scored: the slots' dot
-    /// products stay zero.
-    pub(super) fn gather(&mut self, lookup: &[u32]) {
-        self.gather_scoring(lookup, &[]);
-    }
-
-    /// [`Level::gather`], adding to each cluster's sums the lookup words' part of its dot
-    /// product with `words` (the query's words, sorted by id; a lookup word not among them
-    /// adds nothing), as the postings go by.
+    /// set; retired clusters have left the postings), adding to each cluster's sums the
+    /// lookup words' part of its dot product with `words` (the query's words, sorted by id; a
+    /// lookup word not among them adds nothing), as the postings go by.
     fn gather_scoring(&mut self, lookup: &[u32], words: &[(u32, f32)]) {
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
@@ -230,15 +237,20 @@ impl Level {
             }
         }
         for &id in &self.found {
-            let cluster = &self.clusters[id as usize];
-            debug_assert!(!cluster.retired, "retired clusters leave the postings");
-            if cluster.norm2 <= 0.0 {
+            debug_assert!(
+                !self.clusters[id as usize].retired,
+                "retired clusters leave the postings"
+            );
+            let norm = self.norms[id as usize];
+            if norm <= 0.0 {
                 visit(id, 0.0);
                 continue;
             }
             let Slot {
                 mut dot, matched, ..
             } = self.slots[id as usize];
+            // The centroid itself is read only for what the postings do not carry.
+            let cluster = &self.clusters[id as usize];
             if matched >= 2 {
                 for (term, weight) in bigrams {
                     if let Some(w) = cluster.weights.get(term) {
@@ -249,7 +261,7 @@ impl Level {
             if share > 0.0 {
                 dot -= share * cluster.background(dot, summed, others);
             }
-            visit(id, dot / cluster.norm2.sqrt());
+            visit(id, dot / norm);
         }
     }
 
@@ -329,6 +341,8 @@ impl Level {
                 holders[bigram] += 1;
             }
         });
+        let norm = self.clusters[id as usize].norm2.sqrt();
+        set_norm(&mut self.norms, id, norm);
         self.by_update.push_back((at, id));
     }
 

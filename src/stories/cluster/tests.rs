@@ -506,6 +506,15 @@ fn story(clusterer: &mut Clusterer, vector: &Vector, items: u32) -> u32 {
     id
 }
 
+/// [`Clusterer::grow_young_story`] after an item's lookup by `words` found its candidates.
+fn grow(clusterer: &mut Clusterer, story: u32, words: &[u32]) -> u32 {
+    let vector: Vector = words.iter().map(|&word| (word, 1.0)).collect();
+    clusterer
+        .stories
+        .best_scored(Query::plain(&vector, words), None);
+    clusterer.grow_young_story(story, 0.0)
+}
+
 /// A young story (2 items at most here) merges into the closest big story (3 items or
 /// more) whose centroid reaches the young threshold (0.5 here); not below it, not once it
 /// is older, not into a story that is not big.
@@ -520,25 +529,25 @@ fn young_stories_merge_into_a_close_big_story() {
     let big = story(&mut clusterer, &vec![(0, 1.0)], 3);
     // Cosine 0.6 to the big story: merges.
     let close = story(&mut clusterer, &vec![(0, 0.6), (1, 0.8)], 1);
-    assert_eq!(clusterer.grow_young_story(close, &[0], 0.0), big);
+    assert_eq!(grow(&mut clusterer, close, &[0]), big);
     assert_eq!(root(&clusterer, close), big);
     assert_eq!(clusterer.stories.clusters[big as usize].items, 4);
     assert!(clusterer.stories.clusters[close as usize].retired);
     // Cosine 0.4: stays.
     let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 2);
-    assert_eq!(clusterer.grow_young_story(far, &[0], 0.0), far);
+    assert_eq!(grow(&mut clusterer, far, &[0]), far);
     // Three items: no longer young (big, here), stays.
     let old = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
-    assert_eq!(clusterer.grow_young_story(old, &[0], 0.0), old);
+    assert_eq!(grow(&mut clusterer, old, &[0]), old);
     // Identical to a story of two items, which is not big: stays.
     let small = story(&mut clusterer, &vec![(4, 1.0)], 2);
     let twin = story(&mut clusterer, &vec![(4, 1.0)], 1);
-    assert_eq!(clusterer.grow_young_story(twin, &[4], 0.0), twin);
+    assert_eq!(grow(&mut clusterer, twin, &[4]), twin);
     assert_eq!(root(&clusterer, small), small);
     // Off: nothing is young.
     clusterer.params.young_story = 0;
     let again = story(&mut clusterer, &vec![(0, 1.0)], 1);
-    assert_eq!(clusterer.grow_young_story(again, &[0], 0.0), again);
+    assert_eq!(grow(&mut clusterer, again, &[0]), again);
 }
 
 /// A big story (4 items or more here) that grows takes in the young stories (2 items at
@@ -556,17 +565,17 @@ fn a_growing_big_story_takes_in_close_young_stories() {
     let far = story(&mut clusterer, &vec![(0, 0.4), (2, 0.916_515)], 1);
     let middle = story(&mut clusterer, &vec![(0, 0.6), (3, 0.8)], 3);
     let big = story(&mut clusterer, &vec![(0, 1.0)], 4);
-    assert_eq!(clusterer.grow_young_story(big, &[0], 0.0), big);
+    assert_eq!(grow(&mut clusterer, big, &[0]), big);
     assert_eq!(root(&clusterer, close), big);
     assert_eq!(root(&clusterer, far), far);
     assert_eq!(root(&clusterer, middle), middle);
     assert_eq!(clusterer.stories.clusters[big as usize].items, 6);
     // The middle story is no candidate either way.
-    assert_eq!(clusterer.grow_young_story(middle, &[0], 0.0), middle);
+    assert_eq!(grow(&mut clusterer, middle, &[0]), middle);
     // Off: nothing is taken in.
     let later = story(&mut clusterer, &vec![(0, 0.6), (4, 0.8)], 1);
     clusterer.params.young_story = 0;
-    assert_eq!(clusterer.grow_young_story(big, &[0], 0.0), big);
+    assert_eq!(grow(&mut clusterer, big, &[0]), big);
     assert_eq!(root(&clusterer, later), later);
 }
 
