@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::{Millis, Vector, BIGRAM};
+use super::{set, Millis, Vector, BIGRAM};
 
 /// A cluster: its items' vectors summed, and what the level keeps of it.
 #[derive(Debug, Default)]
@@ -91,15 +91,6 @@ impl<'a> Query<'a> {
             share: 0.0,
         }
     }
-}
-
-/// Sets slot `id`'s norm in `norms`, growing it for a new slot.
-fn set_norm(norms: &mut Vec<f32>, id: u32, norm: f32) {
-    let id = id as usize;
-    if id >= norms.len() {
-        norms.resize(id + 1, 0.0);
-    }
-    norms[id] = norm;
 }
 
 /// A centroid in a term's postings, with its weight on the term.
@@ -342,7 +333,8 @@ impl Level {
             }
         });
         let norm = self.clusters[id as usize].norm2.sqrt();
-        set_norm(&mut self.norms, id, norm);
+        // A new cluster's slot is the one after the last, or a freed one.
+        set(&mut self.norms, id, norm);
         self.by_update.push_back((at, id));
     }
 
