@@ -41,7 +41,7 @@ use ferret::config::ListingSource;
 use ferret::feed::ParseOptions;
 use ferret::fetch::{charset_of, parse_age, parse_retry_after, Validators};
 use ferret::listing::{pager, view_from_feed, Book, EventKind, EventRecord, Millis, Pager};
-use ferret::listing::{PageView, ReadOutcome, ReadTime, HOUR, SECOND};
+use ferret::listing::{PageCache, PageView, ReadOutcome, ReadTime, HOUR, SECOND};
 use ferret::Role;
 use tracing::{debug, error, info, warn, Instrument as _};
 
@@ -118,6 +118,8 @@ struct Watch {
     logged_share: Option<f64>,
     /// The most reads the detector wanted at once as last logged, and when.
     logged_lanes: (usize, Hourly),
+    /// How long the listing's cache keeps a page, as last logged ([`log_cache`]).
+    logged_cache: Option<Millis>,
     /// When a `pubDate` ahead of this machine's clock was last logged.
     logged_ahead: Hourly,
 }
@@ -153,6 +155,7 @@ impl OnAirDetector {
                         not_before: Millis::MIN,
                         logged_share: None,
                         logged_lanes: (1, Hourly::default()),
+                        logged_cache: None,
                         logged_ahead: Hourly::default(),
                     },
                 );
@@ -406,6 +409,32 @@ impl Hourly {
     }
 }
 
+/// Logs that the listing answers as a cache would, once the detector takes it for one
+/// ([`PageCache::kept`]), and again whenever how long it takes the cache to keep a page has
+/// grown by a quarter since: what a changed or first answer proves gone is then dated back by
+/// that much, and a start shows only once the cache lets page 1 go, so events come later. A
+/// list that stands still (page 1 unchanged read after read) looks the same until it moves.
+fn log_cache(watch: &mut Watch, listing: &str, cache: PageCache) {
+    let Some(kept) = cache.kept(watch.source.params.frame) else {
+        return;
+    };
+    if watch
+        .logged_cache
+        .is_some_and(|logged| kept < logged + logged / 4)
+    {
+        return;
+    }
+    info!(
+        listing = %listing,
+        kept_ms = kept,
+        page_one_repeats = cache.repeats,
+        busy_repeats = cache.busy_repeats,
+        gives_age = cache.aged,
+        "The listing answers as from a cache that keeps a page up to about kept_ms (page 1 repeated, or repeated while the list moved, or the list stood still that long): what an answer proves gone is dated back by that much, and starts show once the cache lets page 1 go, so events may come that much later (logged again when it grows by a quarter)."
+    );
+    watch.logged_cache = Some(kept);
+}
+
 /// Logs (at most once a listing hour) a page whose newest `pubDate` lies more than the grace
 /// ahead of the read's start on this machine's clock. Frames are taken to end a frame after
 /// their `pubDate`, so the listing's clock or its time zone being off by that much makes every
@@ -460,11 +489,18 @@ impl Handle<ListingPageRead> for OnAirDetector {
             return;
         };
         detector.handle_read(now, msg.page, msg.outcome);
+        let memory = detector.memory();
+        if let Some(memory) = &memory {
+            log_cache(watch, &msg.listing, memory.page_cache);
+        }
+        let Some(detector) = watch.pager.as_mut() else {
+            return;
+        };
         let read = cx.envelope(RecordListingRead {
             listing: msg.listing.clone(),
             at_ms: msg.started_at,
             seen,
-            memory: detector.memory(),
+            memory,
             ties: detector.book().ties(),
             forget_before: now - watch.source.params.listing_hour(),
         });

@@ -228,8 +228,9 @@ impl PageCache {
     }
 
     /// How long an answer that starts a run may have been kept, where the listing has shown
-    /// a cache: by page 1's ages ([`PageCache::keeps`]), else by busy repeats.
-    fn kept(&self, frame: Millis) -> Option<Millis> {
+    /// a cache (on a listing whose frame is `frame`): by page 1's ages
+    /// ([`PageCache::keeps`]), else by busy repeats. `None` until a cache has shown.
+    pub fn kept(&self, frame: Millis) -> Option<Millis> {
         match self.shown() {
             true => Some(self.keeps()),
             false => self.busy_keeps(frame),

@@ -398,6 +398,35 @@ fn a_pub_date_ahead_of_the_clock_is_warned_of_once() {
     assert_eq!(daemon.logs().iter().filter(|v| is_warning(v)).count(), 1);
 }
 
+/// A page 1 that comes back the same read after read is what a cache gives: the detector
+/// says once it takes the listing for one, with how long it takes it to keep a page, and says
+/// it again only as that grows by a quarter.
+#[test]
+fn a_listing_that_answers_as_a_cache_is_logged() {
+    use crate::support::http::{Response, TestServer};
+    let page = two_on_air();
+    let server = TestServer::start(move |_, _| Response::ok("application/rss+xml", page.clone()));
+    let dir = tempfile::tempdir().unwrap();
+    let (mut daemon, _) = daemon_watching(&server.url("/recent/rss?p={page}"), dir.path());
+    let is_cache = says("answers as from a cache");
+    let logged = daemon.wait_for_log(is_cache);
+    assert!(
+        logged["fields"]["page_one_repeats"].as_u64() >= Some(4),
+        "{logged}"
+    );
+    assert!(logged["fields"]["kept_ms"].as_i64() > Some(0), "{logged}");
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.wait_exit(Duration::from_secs(10)).success());
+    let kept: Vec<i64> = (daemon.logs().iter())
+        .filter(|v| is_cache(v))
+        .map(|v| v["fields"]["kept_ms"].as_i64().unwrap())
+        .collect();
+    assert!(
+        kept.windows(2).all(|pair| pair[1] >= pair[0] + pair[0] / 4),
+        "{kept:?}"
+    );
+}
+
 /// A page cut off in transit (or by a server that stopped writing) is a failed read: the
 /// parser keeps what it read, so the broadcasts past the cut would read as gone, and the last
 /// value read may be cut short. Two broadcasts whose items give the `pubDate` before the
