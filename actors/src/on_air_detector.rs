@@ -414,14 +414,11 @@ impl Hourly {
 /// grown by a quarter since: what a changed or first answer proves gone is then dated back by
 /// that much, and a start shows only once the cache lets page 1 go, so events come later. A
 /// list that stands still (page 1 unchanged read after read) looks the same until it moves.
-fn log_cache(watch: &mut Watch, listing: &str, cache: PageCache) {
-    let Some(kept) = cache.kept(watch.source.params.frame) else {
+fn log_cache(logged: &mut Option<Millis>, frame: Millis, listing: &str, cache: PageCache) {
+    let Some(kept) = cache.kept(frame) else {
         return;
     };
-    if watch
-        .logged_cache
-        .is_some_and(|logged| kept < logged + logged / 4)
-    {
+    if logged.is_some_and(|logged| kept < logged + logged / 4) {
         return;
     }
     info!(
@@ -432,7 +429,7 @@ fn log_cache(watch: &mut Watch, listing: &str, cache: PageCache) {
         gives_age = cache.aged,
         "The listing answers as from a cache that keeps a page up to about kept_ms (page 1 repeated, or repeated while the list moved, or the list stood still that long): what an answer proves gone is dated back by that much, and starts show once the cache lets page 1 go, so events may come that much later (logged again when it grows by a quarter)."
     );
-    watch.logged_cache = Some(kept);
+    *logged = Some(kept);
 }
 
 /// Logs (at most once a listing hour) a page whose newest `pubDate` lies more than the grace
@@ -491,11 +488,14 @@ impl Handle<ListingPageRead> for OnAirDetector {
         detector.handle_read(now, msg.page, msg.outcome);
         let memory = detector.memory();
         if let Some(memory) = &memory {
-            log_cache(watch, &msg.listing, memory.page_cache);
+            let frame = watch.source.params.frame;
+            log_cache(
+                &mut watch.logged_cache,
+                frame,
+                &msg.listing,
+                memory.page_cache,
+            );
         }
-        let Some(detector) = watch.pager.as_mut() else {
-            return;
-        };
         let read = cx.envelope(RecordListingRead {
             listing: msg.listing.clone(),
             at_ms: msg.started_at,
