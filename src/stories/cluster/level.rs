@@ -40,20 +40,16 @@ impl Centroid {
         self.items as f32 * (summed - own).max(0.0) / outside as f32
     }
 
-    /// Adds an item's `vector`, calling `added(term, weight, new)` with each term's weight
-    /// after it and whether the centroid held the term before.
-    fn add(&mut self, vector: &Vector, at: Millis, mut added: impl FnMut(u32, f32, bool)) {
+    /// Adds an item's `vector`, calling `added(term, weight)` with each term's weight after
+    /// it.
+    fn add(&mut self, vector: &Vector, at: Millis, mut added: impl FnMut(u32, f32)) {
         self.items += 1;
         self.window_items += 1;
         for &(term, weight) in vector {
-            let mut new = false;
-            let w = self.weights.entry(term).or_insert_with(|| {
-                new = true;
-                0.0
-            });
+            let w = self.weights.entry(term).or_insert(0.0);
             self.norm2 += 2.0 * *w * weight + weight * weight;
             *w += weight;
-            added(term, *w, new);
+            added(term, *w);
         }
         self.updated = self.updated.max(at);
     }
@@ -100,9 +96,10 @@ pub(super) struct Posting {
     weight: f32,
 }
 
-/// The postings of word `term` in `index` (none for a word no live cluster holds).
-fn postings(index: &[Vec<Posting>], term: u32) -> &[Posting] {
-    index.get(term as usize).map_or(&[], Vec::as_slice)
+/// The postings of term `id` in `index` (none for a term no live cluster holds): words and
+/// bigrams have an index each, by id without [`BIGRAM`].
+fn postings(index: &[Vec<Posting>], id: u32) -> &[Posting] {
+    index.get(id as usize).map_or(&[], Vec::as_slice)
 }
 
 /// A cluster's part in the last lookup: one array, so that a posting costs one cache line.
@@ -129,6 +126,8 @@ pub(super) struct Level {
     /// so a vector, not a map, holds them (no hashing on the hottest path). A list emptied by
     /// retirements keeps its allocation for the id's next word.
     index: Vec<Vec<Posting>>,
+    /// The same for bigrams (by id without [`BIGRAM`]).
+    bigram_index: Vec<Vec<Posting>>,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
     /// Per cluster, the last lookup that considered it and what that lookup summed.
@@ -136,9 +135,6 @@ pub(super) struct Level {
     generation: u32,
     /// The clusters the last lookup found.
     pub(super) found: Vec<u32>,
-    /// Per bigram (by id without [`BIGRAM`]), the live clusters holding it: the index's
-    /// postings say the same of words.
-    bigram_holders: Vec<u32>,
     /// Clusters retired or merged away, their slots freed or not.
     retired: usize,
     /// Slots whose clusters no item of the window names any more, for new clusters: so that
@@ -198,12 +194,14 @@ impl Level {
     /// words, then bigrams), less `share` of the background the cluster holds (see
     /// [`Query`]).
     ///
-    /// Term at a time: the postings carry each cluster's weight on the word, so the words'
-    /// dot products are summed along the postings of the item's words (a candidate's centroid
-    /// is read for its norm only): the lookup words' as they gather the candidates, then the
-    /// other words' into the candidates found. A bigram is in a cluster only with its two
-    /// words, so the bigrams are looked up in the centroids that matched two words or more
-    /// (most candidates share a single word).
+    /// Term at a time: the postings carry each cluster's weight on the term, so the dot
+    /// products are summed along the postings of the item's terms (a candidate's centroid is
+    /// read for the background only): the lookup words' as they gather the candidates, then
+    /// the other words' into the candidates found, then the bigrams' into those that matched
+    /// two words or more (a bigram is in a cluster only with its two words, and most
+    /// candidates share a single word). Each candidate's sum takes its terms in the order of
+    /// the vector: a bigram's postings are short (few clusters share a pair of words), where
+    /// looking each bigram up in each candidate's centroid cost a probe of a map apiece.
     pub(super) fn score(&mut self, query: Query, mut visit: impl FnMut(u32, f32)) {
         let Query {
             vector,
@@ -227,6 +225,14 @@ impl Level {
                 }
             }
         }
+        for &(term, weight) in bigrams {
+            for posting in postings(&self.bigram_index, term & !BIGRAM) {
+                let slot = &mut self.slots[posting.id as usize];
+                if slot.stamp == self.generation && slot.matched >= 2 {
+                    slot.dot += posting.weight * weight;
+                }
+            }
+        }
         for &id in &self.found {
             debug_assert!(
                 !self.clusters[id as usize].retired,
@@ -237,20 +243,9 @@ impl Level {
                 visit(id, 0.0);
                 continue;
             }
-            let Slot {
-                mut dot, matched, ..
-            } = self.slots[id as usize];
-            // The centroid itself is read only for what the postings do not carry.
-            let cluster = &self.clusters[id as usize];
-            if matched >= 2 {
-                for (term, weight) in bigrams {
-                    if let Some(w) = cluster.weights.get(term) {
-                        dot += w * weight;
-                    }
-                }
-            }
+            let mut dot = self.slots[id as usize].dot;
             if share > 0.0 {
-                dot -= share * cluster.background(dot, summed, others);
+                dot -= share * self.clusters[id as usize].background(dot, summed, others);
             }
             visit(id, dot / norm);
         }
@@ -313,23 +308,21 @@ impl Level {
     }
 
     pub(super) fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
-        let (index, holders) = (&mut self.index, &mut self.bigram_holders);
-        self.clusters[id as usize].add(vector, at, |term, weight, new| {
-            if term & BIGRAM == 0 {
-                if term as usize >= index.len() {
-                    index.resize_with(term as usize + 1, Vec::new);
-                }
-                let postings = &mut index[term as usize];
-                match postings.binary_search_by_key(&id, |posting| posting.id) {
-                    Ok(at) => postings[at].weight = weight,
-                    Err(at) => postings.insert(at, Posting { id, weight }),
-                }
-            } else if new {
-                let bigram = (term & !BIGRAM) as usize;
-                if bigram >= holders.len() {
-                    holders.resize(bigram + 1, 0);
-                }
-                holders[bigram] += 1;
+        let (words, bigrams) = (&mut self.index, &mut self.bigram_index);
+        self.clusters[id as usize].add(vector, at, |term, weight| {
+            let index = if term & BIGRAM == 0 {
+                &mut *words
+            } else {
+                &mut *bigrams
+            };
+            let term = (term & !BIGRAM) as usize;
+            if term >= index.len() {
+                index.resize_with(term + 1, Vec::new);
+            }
+            let postings = &mut index[term];
+            match postings.binary_search_by_key(&id, |posting| posting.id) {
+                Ok(at) => postings[at].weight = weight,
+                Err(at) => postings.insert(at, Posting { id, weight }),
             }
         });
         let norm = self.clusters[id as usize].norm2.sqrt();
@@ -340,13 +333,14 @@ impl Level {
 
     /// How many live clusters hold `term`.
     pub(super) fn holders(&self, term: u32) -> u32 {
-        if term & BIGRAM == 0 {
-            postings(&self.index, term).len() as u32
-        } else {
-            self.bigram_holders
-                .get((term & !BIGRAM) as usize)
-                .copied()
-                .unwrap_or(0)
+        self.postings(term).len() as u32
+    }
+
+    /// The postings of `term`, word or bigram.
+    fn postings(&self, term: u32) -> &[Posting] {
+        match term & BIGRAM {
+            0 => postings(&self.index, term),
+            _ => postings(&self.bigram_index, term & !BIGRAM),
         }
     }
 
@@ -392,12 +386,12 @@ impl Level {
         cluster.retired = true;
         self.retired += 1;
         let weights = std::mem::take(&mut cluster.weights);
-        for term in weights.keys() {
-            if term & BIGRAM != 0 {
-                self.bigram_holders[(term & !BIGRAM) as usize] -= 1;
-                continue;
-            }
-            if let Some(postings) = self.index.get_mut(*term as usize) {
+        for &term in weights.keys() {
+            let index = match term & BIGRAM {
+                0 => &mut self.index,
+                _ => &mut self.bigram_index,
+            };
+            if let Some(postings) = index.get_mut((term & !BIGRAM) as usize) {
                 if let Ok(at) = postings.binary_search_by_key(&id, |posting| posting.id) {
                     postings.remove(at);
                 }
