@@ -300,8 +300,8 @@ fn set<T>(values: &mut Vec<T>, slot: u32, value: T) {
 /// Words remembered with their term ids before the memory starts over (the ids stay).
 const WORD_CACHE: usize = 200_000;
 
-/// The bit that marks a term id as a bigram's. Bigrams weigh in cosines but are not indexed:
-/// candidates come from words.
+/// The bit that marks a term id as a bigram's. Bigrams weigh in cosines but find no
+/// candidates: those come from words.
 const BIGRAM: u32 = 1 << 31;
 
 /// An item kept for the statistics, and for near-duplicate checks while it is inside the
@@ -371,6 +371,8 @@ pub struct Clusterer {
     /// The newest `in_lsh` of `kept` are in the near-duplicate index (the window's); the
     /// others count in the statistics only (see [`ClusterParams::window_min_items`]).
     in_lsh: usize,
+    /// The places in the near-duplicate index of an item's candidates (reused).
+    places: Vec<usize>,
     /// The terms each kept item counted in the document frequencies, one after the other
     /// in the order of `kept` from `counted_from` on (one queue rather than a list an item:
     /// they live a window).
@@ -441,6 +443,7 @@ impl Clusterer {
             story_parent: Vec::new(),
             kept: VecDeque::new(),
             in_lsh: 0,
+            places: Vec::new(),
             counted: Vec::new(),
             counted_from: 0,
             counted_weights: Vec::new(),
@@ -552,6 +555,9 @@ impl Clusterer {
             self.duplicates += 1;
             return assignment;
         }
+        // Into the index now, while its buckets are in the cache from the lookup: nothing
+        // reads the index again before the item is kept, at the end.
+        self.lsh.insert(arrival, &bands);
 
         let ids = self.term_ids(words, lang);
         // `long`: how far the item is from a headline towards an article. Only long texts
@@ -620,7 +626,6 @@ impl Clusterer {
             story: self.stories.serial(story),
             duplicate_of: None,
         };
-        self.lsh.insert(arrival, &bands);
         self.in_lsh += 1;
         self.kept.push_back(Kept {
             arrival,
@@ -856,15 +861,18 @@ impl Clusterer {
     }
 
     /// The oldest kept item that `item` (its shingles, banded into `bands`) is a copy of.
-    fn duplicate_of(&self, item: &[u64], bands: &[u64]) -> Option<&Kept> {
-        self.lsh
-            .candidates(bands)
-            .into_iter()
-            .filter_map(|candidate| self.kept(candidate))
-            .find(|kept| {
-                jaccard(item, &kept.shingles) >= self.params.duplicate_jaccard
-                    || containment(item, &kept.shingles) >= self.params.duplicate_containment
-            })
+    fn duplicate_of(&mut self, item: &[u64], bands: &[u64]) -> Option<&Kept> {
+        let mut places = std::mem::take(&mut self.places);
+        self.lsh.places(bands, &mut places);
+        // The index holds the newest `in_lsh` kept items, in the same order.
+        let oldest = self.kept.len() - self.in_lsh;
+        let found = places.iter().map(|&place| oldest + place).find(|&at| {
+            let kept = &self.kept[at].shingles;
+            jaccard(item, kept) >= self.params.duplicate_jaccard
+                || containment(item, kept) >= self.params.duplicate_containment
+        });
+        self.places = places;
+        found.map(|at| &self.kept[at])
     }
 
     /// The term ids of `words` in `lang`, in order: the words' stems (stop words and
@@ -1106,15 +1114,6 @@ impl Clusterer {
             live_stories: self.stories.live(),
             clusters: self.events.clusters.len() + self.stories.clusters.len(),
         }
-    }
-
-    /// The kept item that arrived `arrival`th, if it is still kept.
-    fn kept(&self, arrival: u32) -> Option<&Kept> {
-        let at = self
-            .kept
-            .binary_search_by_key(&arrival, |kept| kept.arrival)
-            .ok()?;
-        Some(&self.kept[at])
     }
 }
 

@@ -160,18 +160,31 @@ impl LshIndex {
 
     /// The items sharing a bucket with `bands`, each once, oldest first.
     pub fn candidates(&self, bands: &[u64]) -> Vec<u32> {
-        let mut found = Vec::new();
+        let mut places = Vec::new();
+        self.places(bands, &mut places);
+        places.into_iter().map(|place| self.item(place)).collect()
+    }
+
+    /// [`LshIndex::candidates`] by their places in the index, into `found` (cleared first):
+    /// 0 is the oldest item queued, 1 the next, and so on. A caller that keeps the items in
+    /// the order it inserted them finds each by its place, without a search.
+    pub fn places(&self, bands: &[u64], found: &mut Vec<usize>) {
+        found.clear();
         for (band, key) in bands.iter().enumerate() {
             let mut at = self.heads.get(key).copied().unwrap_or(NONE);
             while at != NONE && at >= self.first {
-                let index = (at - self.first) as usize;
-                found.push(self.items[index]);
-                at = self.links[index * self.bands + band].1;
+                let place = (at - self.first) as usize;
+                found.push(place);
+                at = self.links[place * self.bands + band].1;
             }
         }
         found.sort_unstable();
         found.dedup();
-        found
+    }
+
+    /// The item at `place` (see [`LshIndex::places`]).
+    pub fn item(&self, place: usize) -> u32 {
+        self.items[place]
     }
 
     /// Adds `item` under its `bands` (as [`LshIndex::bands`] gave them).
