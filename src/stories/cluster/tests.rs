@@ -221,7 +221,7 @@ fn statistics_and_vocabulary_follow_the_window() {
             fresh.term_ids(&words, Lang::English),
         );
         let df = |c: &mut Clusterer, ids: &[u32]| -> Vec<u32> {
-            ids.iter().map(|&id| c.word_stats.df[id as usize]).collect()
+            ids.iter().map(|&id| c.word_stats.df(id)).collect()
         };
         assert_eq!(df(&mut clusterer, &a), df(&mut fresh, &b), "{text}");
         assert_eq!(clusterer.n, fresh.n);

@@ -7,12 +7,21 @@ use super::BIGRAM;
 /// Document frequencies by term id over the window's items, and the ids free for new terms.
 #[derive(Debug, Default)]
 pub(super) struct Vocabulary {
-    pub(super) df: Vec<u32>,
-    /// Per term, its weights summed over the window's items.
-    weight: Vec<f64>,
+    /// By term id: what an item's terms read and write together, so a term costs one cache
+    /// line.
+    terms: Vec<TermStats>,
     free: Vec<u32>,
     /// Terms with a document frequency above 0.
     live: usize,
+}
+
+/// A term's statistics over the window's items.
+#[derive(Debug, Default, Clone, Copy)]
+struct TermStats {
+    /// Its weights summed.
+    weight: f64,
+    /// The items it is on.
+    df: u32,
 }
 
 /// Terms a vocabulary holds before it is ever swept.
@@ -22,45 +31,54 @@ impl Vocabulary {
     /// An id for a new term, counted in no document yet.
     pub(super) fn fresh(&mut self) -> u32 {
         self.free.pop().unwrap_or_else(|| {
-            self.df.push(0);
-            self.weight.push(0.0);
-            (self.df.len() - 1) as u32
+            self.terms.push(TermStats::default());
+            (self.terms.len() - 1) as u32
         })
     }
 
-    /// The document frequency of term `id` (a bigram's with its [`BIGRAM`] bit or without).
+    /// Term `id`'s statistics (a bigram's with its [`BIGRAM`] bit or without).
+    fn term(&self, id: u32) -> &TermStats {
+        &self.terms[(id & !BIGRAM) as usize]
+    }
+
+    fn term_mut(&mut self, id: u32) -> &mut TermStats {
+        &mut self.terms[(id & !BIGRAM) as usize]
+    }
+
+    /// The document frequency of term `id`.
     pub(super) fn df(&self, id: u32) -> u32 {
-        self.df[(id & !BIGRAM) as usize]
+        self.term(id).df
     }
 
     /// Counts term `id` on one more item.
     pub(super) fn count(&mut self, id: u32) {
-        let df = &mut self.df[(id & !BIGRAM) as usize];
-        self.live += usize::from(*df == 0);
-        *df += 1;
+        let term = self.term_mut(id);
+        let new = term.df == 0;
+        term.df += 1;
+        self.live += usize::from(new);
     }
 
     /// Counts term `id` on one item fewer, that item weighing it `weight`.
     pub(super) fn uncount(&mut self, id: u32, weight: f32) {
-        let at = (id & !BIGRAM) as usize;
-        let df = &mut self.df[at];
-        *df -= 1;
-        self.live -= usize::from(*df == 0);
+        let term = self.term_mut(id);
+        term.df -= 1;
         // On no item, exactly nothing, whatever the rounding left.
-        self.weight[at] = match *df {
+        term.weight = match term.df {
             0 => 0.0,
-            _ => self.weight[at] - f64::from(weight),
+            _ => term.weight - f64::from(weight),
         };
+        let gone = term.df == 0;
+        self.live -= usize::from(gone);
     }
 
     /// The weights of term `id` summed over the window's items.
     pub(super) fn weight(&self, id: u32) -> f64 {
-        self.weight[(id & !BIGRAM) as usize]
+        self.term(id).weight
     }
 
     /// Adds `weight` (an item's, counted already) to term `id`'s sum.
     pub(super) fn weigh(&mut self, id: u32, weight: f32) {
-        self.weight[(id & !BIGRAM) as usize] += f64::from(weight);
+        self.term_mut(id).weight += f64::from(weight);
     }
 
     /// Whether a vocabulary of `held` terms is due a sweep.
@@ -78,7 +96,7 @@ impl Vocabulary {
         let free_before = self.free.len();
         names.retain(|_, &mut id| {
             let id = id & !BIGRAM;
-            let keep = self.df[id as usize] > 0 || held(id);
+            let keep = self.terms[id as usize].df > 0 || held(id);
             if !keep {
                 self.free.push(id);
             }
