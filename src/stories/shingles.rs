@@ -33,11 +33,10 @@ pub fn shingles(words: &[String], w: usize) -> Vec<u64> {
 fn hash_words(words: &[String]) -> u64 {
     // FNV-1a over the words with a separator: stable across runs and platforms.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut step = |byte: u8| hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     for word in words {
-        for byte in word.bytes().chain(std::iter::once(0xff)) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
+        word.bytes().for_each(&mut step);
+        step(0xff);
     }
     hash
 }
