@@ -62,7 +62,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::fuzzy::fuzzy_similarity;
 use super::lang::LANGS;
-use super::shingles::{containment, jaccard, shingles, LshIndex};
+use super::shingles::{shingles, similarity, LshIndex};
 use super::text::{strip_html, Analyzer, Lang, Words};
 
 mod level;
@@ -867,9 +867,9 @@ impl Clusterer {
         // The index holds the newest `in_lsh` kept items, in the same order.
         let oldest = self.kept.len() - self.in_lsh;
         let found = places.iter().map(|&place| oldest + place).find(|&at| {
-            let kept = &self.kept[at].shingles;
-            jaccard(item, kept) >= self.params.duplicate_jaccard
-                || containment(item, kept) >= self.params.duplicate_containment
+            let (jaccard, containment) = similarity(item, &self.kept[at].shingles);
+            jaccard >= self.params.duplicate_jaccard
+                || containment >= self.params.duplicate_containment
         });
         self.places = places;
         found.map(|at| &self.kept[at])

@@ -60,23 +60,25 @@ fn intersection(a: &[u64], b: &[u64]) -> usize {
 
 /// Jaccard similarity |A ∩ B| / |A ∪ B| of two sorted shingle sets (0 when both are empty).
 pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let common = intersection(a, b);
-    let union = a.len() + b.len() - common;
-    if union == 0 {
-        0.0
-    } else {
-        common as f64 / union as f64
-    }
+    similarity(a, b).0
 }
 
 /// Containment |A ∩ B| / min(|A|, |B|) of two sorted shingle sets (0 when either is empty).
 pub fn containment(a: &[u64], b: &[u64]) -> f64 {
-    let smaller = a.len().min(b.len());
-    if smaller == 0 {
-        0.0
-    } else {
-        intersection(a, b) as f64 / smaller as f64
-    }
+    similarity(a, b).1
+}
+
+/// [`jaccard`] and [`containment`] of two sorted shingle sets, from one intersection.
+pub fn similarity(a: &[u64], b: &[u64]) -> (f64, f64) {
+    let common = intersection(a, b);
+    let ratio = |of: usize| match of {
+        0 => 0.0,
+        _ => common as f64 / of as f64,
+    };
+    (
+        ratio(a.len() + b.len() - common),
+        ratio(a.len().min(b.len())),
+    )
 }
 
 /// A MinHash-LSH index over shingle sets: `bands × rows` seeded hash functions, items bucketed
