@@ -1,5 +1,6 @@
-//! A level of clusters (events or stories): centroids, the inverted index from word to the
-//! centroids holding it, and the term-at-a-time scoring of an item's candidates.
+//! A level of clusters (events or stories): centroids, the inverted indexes from word and
+//! from bigram to the centroids holding it, and the term-at-a-time scoring of an item's
+//! candidates.
 
 use std::collections::VecDeque;
 
@@ -113,8 +114,8 @@ struct Slot {
     dot: f32,
 }
 
-/// A set of centroids with an inverted index from word to the centroids holding it, each
-/// with its weight there (sorted by id).
+/// A set of centroids with inverted indexes from word and from bigram to the centroids
+/// holding it, each with its weight there (sorted by id).
 #[derive(Debug, Default)]
 pub(super) struct Level {
     pub(super) clusters: Vec<Centroid>,
@@ -199,9 +200,9 @@ impl Level {
     /// read for the background only): the lookup words' as they gather the candidates, then
     /// the other words' into the candidates found, then the bigrams' into those that matched
     /// two words or more (a bigram is in a cluster only with its two words, and most
-    /// candidates share a single word). Each candidate's sum takes its terms in the order of
-    /// the vector: a bigram's postings are short (few clusters share a pair of words), where
-    /// looking each bigram up in each candidate's centroid cost a probe of a map apiece.
+    /// candidates share a single word), in the vector's order. A bigram's postings are short
+    /// (few clusters share a pair of words): cheaper than looking each bigram up in each
+    /// candidate's centroid, a probe of a map apiece.
     pub(super) fn score(&mut self, query: Query, mut visit: impl FnMut(u32, f32)) {
         let Query {
             vector,
