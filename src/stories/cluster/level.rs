@@ -97,10 +97,47 @@ pub(super) struct Posting {
     weight: f32,
 }
 
-/// The postings of term `id` in `index` (none for a term no live cluster holds): words and
-/// bigrams have an index each, by id without [`BIGRAM`].
-fn postings(index: &[Vec<Posting>], id: u32) -> &[Posting] {
-    index.get(id as usize).map_or(&[], Vec::as_slice)
+/// The inverted index: the postings of each term, sorted by cluster id. The vocabulary hands
+/// out dense ids and reuses the freed ones, so vectors by id, not maps, hold them (no hashing
+/// on the hottest path), one for words and one for bigrams (by id without [`BIGRAM`]). A list
+/// emptied by retirements keeps its allocation for the id's next term.
+#[derive(Debug, Default)]
+struct Postings {
+    words: Vec<Vec<Posting>>,
+    bigrams: Vec<Vec<Posting>>,
+}
+
+impl Postings {
+    /// The postings of `term`, word or bigram (none for a term no live cluster holds).
+    fn of(&self, term: u32) -> &[Posting] {
+        match term & BIGRAM {
+            0 => self.word(term),
+            _ => self.bigram(term),
+        }
+    }
+
+    /// [`Postings::of`] a term known to be a word.
+    fn word(&self, term: u32) -> &[Posting] {
+        self.words.get(term as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// [`Postings::of`] a term known to be a bigram.
+    fn bigram(&self, term: u32) -> &[Posting] {
+        let at = (term & !BIGRAM) as usize;
+        self.bigrams.get(at).map_or(&[], Vec::as_slice)
+    }
+
+    /// The postings of `term`, to change.
+    fn of_mut(&mut self, term: u32) -> &mut Vec<Posting> {
+        let (lists, at) = match term & BIGRAM {
+            0 => (&mut self.words, term as usize),
+            _ => (&mut self.bigrams, (term & !BIGRAM) as usize),
+        };
+        if at >= lists.len() {
+            lists.resize_with(at + 1, Vec::new);
+        }
+        &mut lists[at]
+    }
 }
 
 /// A cluster's part in the last lookup: one array, so that a posting costs one cache line.
@@ -123,12 +160,7 @@ pub(super) struct Level {
     /// that every lookup reads, kept apart from the centroids so that a lookup's candidates
     /// share cache lines and take no square root.
     norms: Vec<f32>,
-    /// The postings by word id: the vocabulary hands out dense ids and reuses the freed ones,
-    /// so a vector, not a map, holds them (no hashing on the hottest path). A list emptied by
-    /// retirements keeps its allocation for the id's next word.
-    index: Vec<Vec<Posting>>,
-    /// The same for bigrams (by id without [`BIGRAM`]).
-    bigram_index: Vec<Vec<Posting>>,
+    index: Postings,
     /// Clusters by last update, for retirement: (updated, id), oldest first.
     by_update: VecDeque<(Millis, u32)>,
     /// Per cluster, the last lookup that considered it and what that lookup summed.
@@ -175,7 +207,7 @@ impl Level {
             let weight = words
                 .binary_search_by_key(&term, |&(id, _)| id)
                 .map_or(0.0, |at| words[at].1);
-            for posting in postings(&self.index, term) {
+            for posting in self.index.word(term) {
                 let slot = &mut self.slots[posting.id as usize];
                 if slot.stamp != generation {
                     *slot = Slot {
@@ -218,7 +250,7 @@ impl Level {
             if lookup.contains(&term) {
                 continue;
             }
-            for posting in postings(&self.index, term) {
+            for posting in self.index.word(term) {
                 let slot = &mut self.slots[posting.id as usize];
                 if slot.stamp == self.generation {
                     slot.dot += weight * posting.weight;
@@ -227,7 +259,7 @@ impl Level {
             }
         }
         for &(term, weight) in bigrams {
-            for posting in postings(&self.bigram_index, term & !BIGRAM) {
+            for posting in self.index.bigram(term) {
                 let slot = &mut self.slots[posting.id as usize];
                 if slot.stamp == self.generation && slot.matched >= 2 {
                     slot.dot += posting.weight * weight;
@@ -309,18 +341,9 @@ impl Level {
     }
 
     pub(super) fn add(&mut self, id: u32, vector: &Vector, at: Millis) {
-        let (words, bigrams) = (&mut self.index, &mut self.bigram_index);
+        let index = &mut self.index;
         self.clusters[id as usize].add(vector, at, |term, weight| {
-            let index = if term & BIGRAM == 0 {
-                &mut *words
-            } else {
-                &mut *bigrams
-            };
-            let term = (term & !BIGRAM) as usize;
-            if term >= index.len() {
-                index.resize_with(term + 1, Vec::new);
-            }
-            let postings = &mut index[term];
+            let postings = index.of_mut(term);
             match postings.binary_search_by_key(&id, |posting| posting.id) {
                 Ok(at) => postings[at].weight = weight,
                 Err(at) => postings.insert(at, Posting { id, weight }),
@@ -334,15 +357,7 @@ impl Level {
 
     /// How many live clusters hold `term`.
     pub(super) fn holders(&self, term: u32) -> u32 {
-        self.postings(term).len() as u32
-    }
-
-    /// The postings of `term`, word or bigram.
-    fn postings(&self, term: u32) -> &[Posting] {
-        match term & BIGRAM {
-            0 => postings(&self.index, term),
-            _ => postings(&self.bigram_index, term & !BIGRAM),
-        }
+        self.index.of(term).len() as u32
     }
 
     /// Whether a live cluster holds `term`.
@@ -388,14 +403,9 @@ impl Level {
         self.retired += 1;
         let weights = std::mem::take(&mut cluster.weights);
         for &term in weights.keys() {
-            let index = match term & BIGRAM {
-                0 => &mut self.index,
-                _ => &mut self.bigram_index,
-            };
-            if let Some(postings) = index.get_mut((term & !BIGRAM) as usize) {
-                if let Ok(at) = postings.binary_search_by_key(&id, |posting| posting.id) {
-                    postings.remove(at);
-                }
+            let postings = self.index.of_mut(term);
+            if let Ok(at) = postings.binary_search_by_key(&id, |posting| posting.id) {
+                postings.remove(at);
             }
         }
         weights
