@@ -380,8 +380,9 @@ pub struct Clusterer {
     counted_from: usize,
     /// The weight each term of `counted` had on its item (0 for a term weighing nothing).
     counted_weights: Vec<f32>,
-    /// Scratch for [`Clusterer::grow_young_story`].
+    /// Scratch for [`Clusterer::grow_young_story`]: the candidates and their cosines.
     young_candidates: Vec<u32>,
+    young_cosines: Vec<f32>,
     /// Scratch for [`Clusterer::vector`]: an item's terms.
     item_terms: Vec<u32>,
     /// Scratch for [`Clusterer::lookup`].
@@ -448,6 +449,7 @@ impl Clusterer {
             counted_from: 0,
             counted_weights: Vec::new(),
             young_candidates: Vec::new(),
+            young_cosines: Vec::new(),
             item_terms: Vec::new(),
             ranked: Vector::new(),
             story_logs: StoryLogs::default(),
@@ -774,9 +776,8 @@ impl Clusterer {
     /// The cosine between the centroids of a young story and a big one, `share` of the
     /// background taken out of the big one as [`Level::score`] takes it out of a candidate
     /// (the young story's centroid the query, the mean over the window's items outside
-    /// both).
-    fn young_cosine(&self, young: u32, big: u32, share: f32) -> f32 {
-        let cosine = self.stories.centroid_cosine(young, big);
+    /// both), from the centroids' plain `cosine`.
+    fn young_cosine(&self, cosine: f32, young: u32, big: u32, share: f32) -> f32 {
         let (y, b) = (
             &self.stories.clusters[young as usize],
             &self.stories.clusters[big as usize],
@@ -838,20 +839,26 @@ impl Clusterer {
         let threshold = self.params.young_threshold;
         let mut into = story;
         if story_is_young {
+            let mut cosines = std::mem::take(&mut self.young_cosines);
+            self.stories
+                .centroid_cosines(story, &candidates, &mut cosines);
             let mut best: Option<(f32, u32)> = None;
-            for &id in &candidates {
-                let scored = (self.young_cosine(story, id, share), id);
+            for (&id, &cosine) in candidates.iter().zip(&cosines) {
+                let scored = (self.young_cosine(cosine, story, id, share), id);
                 if better(scored, best) {
                     best = Some(scored);
                 }
             }
+            self.young_cosines = cosines;
             if let Some((_, closest)) = best.filter(|&(cosine, _)| cosine >= threshold) {
                 self.join_stories(closest, story);
                 into = closest;
             }
         } else {
+            // One at a time: a merge changes the big story's centroid.
             for &id in &candidates {
-                if self.young_cosine(id, story, share) >= threshold {
+                let cosine = self.stories.centroid_cosine(id, story);
+                if self.young_cosine(cosine, id, story, share) >= threshold {
                     self.join_stories(story, id);
                 }
             }

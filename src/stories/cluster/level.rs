@@ -168,6 +168,9 @@ pub(super) struct Level {
     generation: u32,
     /// The clusters the last lookup found.
     pub(super) found: Vec<u32>,
+    /// Scratch for [`Level::centroid_cosines`], by slot: 0, or a cluster's place among the
+    /// others plus one.
+    marks: Vec<u32>,
     /// Clusters retired or merged away, their slots freed or not.
     retired: usize,
     /// Slots whose clusters no item of the window names any more, for new clusters: so that
@@ -409,6 +412,50 @@ impl Level {
             }
         }
         weights
+    }
+
+    /// [`Level::centroid_cosine`] of cluster `a` with each of `others` (`a` not among them,
+    /// none twice), into `cosines`: the same floats. Where `a`'s centroid is the smaller (a
+    /// young story against big ones), its terms' postings are walked once for all the
+    /// others, rather than each other's map probed for each term: a young story's terms are
+    /// held by few stories (2.6 on the mean over the seven-fold dev), and each probe is a
+    /// cold line. Each cosine still sums its terms in the order `a`'s map gives them.
+    pub(super) fn centroid_cosines(&mut self, a: u32, others: &[u32], cosines: &mut Vec<f32>) {
+        cosines.clear();
+        self.marks.resize(self.clusters.len(), 0);
+        let small = self.clusters[a as usize].weights.len();
+        let mut walk = false;
+        for (at, &other) in others.iter().enumerate() {
+            if small <= self.clusters[other as usize].weights.len() {
+                // Its place in `others`, plus one.
+                self.marks[other as usize] = at as u32 + 1;
+                walk = true;
+                cosines.push(0.0);
+            } else {
+                cosines.push(self.centroid_cosine(a, other));
+            }
+        }
+        if !walk {
+            return;
+        }
+        let small = &self.clusters[a as usize];
+        for (&term, w) in &small.weights {
+            for posting in self.index.of(term) {
+                if let Some(at) = self.marks[posting.id as usize].checked_sub(1) {
+                    cosines[at as usize] += posting.weight * w;
+                }
+            }
+        }
+        for (cosine, &other) in cosines.iter_mut().zip(others) {
+            if std::mem::take(&mut self.marks[other as usize]) == 0 {
+                continue;
+            }
+            let large = &self.clusters[other as usize];
+            *cosine = match small.norm2 <= 0.0 || large.norm2 <= 0.0 {
+                true => 0.0,
+                false => *cosine / (small.norm2.sqrt() * large.norm2.sqrt()),
+            };
+        }
     }
 
     /// Cosine between the centroids of two clusters.
