@@ -28,7 +28,8 @@ fn cosine_of(centroid: &Centroid, vector: &Vector) -> f32 {
 
 /// Scoring term at a time along the weighted postings gives every cluster sharing a
 /// lookup word, once, with the cosine its centroid gives, however the clusters grew,
-/// merged and retired.
+/// merged and retired; and a cluster's centroid cosines to the others through its terms'
+/// postings are the ones their maps give, to the bit.
 #[test]
 fn postings_score_the_clusters_as_their_centroids_do() {
     use rand::{rngs::SmallRng, Rng, SeedableRng};
@@ -93,6 +94,20 @@ fn postings_score_the_clusters_as_their_centroids_do() {
                 (cosine - want).abs() < 1e-5,
                 "step {step}: {cosine} against {want}"
             );
+        }
+        // Against every other live cluster: some smaller, some larger than it.
+        let live: Vec<u32> = (0..level.clusters.len() as u32)
+            .filter(|&id| !level.clusters[id as usize].retired)
+            .collect();
+        if let Some(&a) = live.get(rng.random_range(0..live.len().max(1))) {
+            let others: Vec<u32> = live.iter().copied().filter(|&id| id != a).collect();
+            let mut cosines = Vec::new();
+            level.centroid_cosines(a, &others, &mut cosines);
+            let expected: Vec<f32> = others
+                .iter()
+                .map(|&other| level.centroid_cosine(a, other))
+                .collect();
+            assert_eq!(cosines, expected, "step {step}");
         }
     }
 }
