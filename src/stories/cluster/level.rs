@@ -427,10 +427,11 @@ impl Level {
         let mut walk = false;
         for (at, &other) in others.iter().enumerate() {
             if small <= self.clusters[other as usize].weights.len() {
-                // Its place in `others`, plus one.
+                // Its place in `others`, plus one; its sum starts where `Iterator::sum`
+                // starts a float's, at −0, so that even a cosine of zero has the same bits.
                 self.marks[other as usize] = at as u32 + 1;
                 walk = true;
-                cosines.push(0.0);
+                cosines.push(-0.0);
             } else {
                 cosines.push(self.centroid_cosine(a, other));
             }

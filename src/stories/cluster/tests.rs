@@ -103,11 +103,12 @@ fn postings_score_the_clusters_as_their_centroids_do() {
             let others: Vec<u32> = live.iter().copied().filter(|&id| id != a).collect();
             let mut cosines = Vec::new();
             level.centroid_cosines(a, &others, &mut cosines);
-            let expected: Vec<f32> = others
+            let bits: Vec<u32> = cosines.iter().map(|c| c.to_bits()).collect();
+            let expected: Vec<u32> = others
                 .iter()
-                .map(|&other| level.centroid_cosine(a, other))
+                .map(|&other| level.centroid_cosine(a, other).to_bits())
                 .collect();
-            assert_eq!(cosines, expected, "step {step}");
+            assert_eq!(bits, expected, "step {step}");
         }
     }
 }
