@@ -439,8 +439,7 @@ impl Level {
         if !walk {
             return;
         }
-        let small = &self.clusters[a as usize];
-        for (&term, w) in &small.weights {
+        for (&term, w) in &self.clusters[a as usize].weights {
             for posting in self.index.of(term) {
                 if let Some(at) = self.marks[posting.id as usize].checked_sub(1) {
                     cosines[at as usize] += posting.weight * w;
@@ -448,34 +447,35 @@ impl Level {
             }
         }
         for (cosine, &other) in cosines.iter_mut().zip(others) {
-            if std::mem::take(&mut self.marks[other as usize]) == 0 {
-                continue;
+            if std::mem::take(&mut self.marks[other as usize]) != 0 {
+                *cosine = self.cosine(*cosine, a, other);
             }
-            let large = &self.clusters[other as usize];
-            *cosine = match small.norm2 <= 0.0 || large.norm2 <= 0.0 {
-                true => 0.0,
-                false => *cosine / (small.norm2.sqrt() * large.norm2.sqrt()),
-            };
         }
     }
 
     /// Cosine between the centroids of two clusters.
     pub(super) fn centroid_cosine(&self, a: u32, b: u32) -> f32 {
-        let (a, b) = (&self.clusters[a as usize], &self.clusters[b as usize]);
-        let (small, large) = if a.weights.len() <= b.weights.len() {
-            (a, b)
-        } else {
-            (b, a)
+        let (small, large) = match self.clusters[a as usize].weights.len()
+            <= self.clusters[b as usize].weights.len()
+        {
+            true => (a, b),
+            false => (b, a),
         };
-        if small.norm2 <= 0.0 || large.norm2 <= 0.0 {
-            return 0.0;
-        }
-        let dot: f32 = small
-            .weights
-            .iter()
-            .filter_map(|(term, w)| large.weights.get(term).map(|v| v * w))
+        let large_weights = &self.clusters[large as usize].weights;
+        let dot: f32 = (self.clusters[small as usize].weights.iter())
+            .filter_map(|(term, w)| large_weights.get(term).map(|v| v * w))
             .sum();
-        dot / (small.norm2.sqrt() * large.norm2.sqrt())
+        self.cosine(dot, small, large)
+    }
+
+    /// The cosine of clusters `small` and `large` whose centroids' dot product is `dot`
+    /// (0 when either centroid is empty).
+    fn cosine(&self, dot: f32, small: u32, large: u32) -> f32 {
+        let (small, large) = (self.norms[small as usize], self.norms[large as usize]);
+        match small <= 0.0 || large <= 0.0 {
+            true => 0.0,
+            false => dot / (small * large),
+        }
     }
 
     /// Merges cluster `from` into `into`.
