@@ -429,8 +429,8 @@ impl AimedRound {
     }
 
     /// Whether the round's reads prove `gap`, with `ties` the order trusted among equal keys:
-    /// a page that does ([`Gap::proven_by`]), or, with `chains` (the pages have shown equals
-    /// both ways round, so that no order among them will be trusted), a chain of them: a page
+    /// a page that does ([`Gap::proven_by`]), or, with `chains` (where the listing's order is
+    /// not its serials' order: see `FerretPager::chains_prove`), a chain of them: a page
     /// whose first item lists before every place of the gap and one whose last lists after
     /// every place of it, linked by pages that each list a serial in common with the one
     /// before, or that read the page after it right after it with keys that meet.
@@ -451,12 +451,14 @@ impl AimedRound {
     /// gap's tries on the pages around it, and at ×20 such a listing (`equals_in_start_order`,
     /// `peak2009` otherwise) missed 46 starts within the tolerance over seeds 1–16, most of them
     /// on air their whole frame unseen; 17 with the chains of shared serials alone, and 3 with
-    /// both kinds. Where the order is trusted, a shared serial proves nothing a page does not
-    /// (it lists before or after every place of the gap), and pages read in turn are left
-    /// out, as they were before the chains. So are they while the pages have shown one order
-    /// only, not yet enough times to trust it: chains then took a real-time `peak2009`, whose
-    /// order is trusted about 20 minutes in, on other reads from its first round, and two
-    /// worlds of 1,024 missed a start that had missed none.
+    /// both kinds. Where equals are trusted to come larger serial first, a shared serial
+    /// proves nothing a page does not (it lists before or after every place of the gap), and
+    /// pages read in turn are left out, as they were before the chains. Where they are trusted
+    /// to come smaller serial first, a gap whose keys differ has the same trouble as where no
+    /// order is trusted, and the chains prove it. They are left out while the pages have shown
+    /// one order only, not yet enough times to trust it: chains then took a real-time
+    /// `peak2009`, whose order is trusted about 20 minutes in, on other reads from its first
+    /// round, and two worlds of 1,024 missed a start that had missed none.
     pub(super) fn proven(&self, gap: &Gap, ties: Option<Ordering>, chains: bool) -> bool {
         if !chains {
             return (self.read.iter()).any(|&(_, first, last, _)| gap.proven_by(first, last, ties));
@@ -782,6 +784,31 @@ mod tests {
         assert!(!round.proven(&gap, Some(Ordering::Less), false));
         assert!(!round.proven(&gap, None, false));
         assert!(round.proven(&gap, None, true));
+    }
+
+    #[test]
+    fn a_chain_proves_a_gap_across_keys_where_equals_come_smaller_serial_first() {
+        // Serials 105 (key 40) and 109 (key 41) seen, 106–108 not: smaller first, those of
+        // key 41 list right before 109, and those of key 40 right after 105.
+        let gap = Gap {
+            older: (40, 105),
+            newer: (41, 109),
+        };
+        let smaller_first = Some(Ordering::Less);
+        let upper = [(42, 119), (42, 120), (41, 109), (41, 110)];
+        let lower = [(41, 110), (41, 111), (40, 104), (40, 105), (39, 90)];
+        // Neither page lists every place: serial 110 of key 41 lists after the gap's serials
+        // of that key and before those of key 40.
+        for page in [&upper[..], &lower[..]] {
+            assert!(!gap.proven_by(page[0], page[page.len() - 1], smaller_first));
+        }
+        let mut round = AimedRound::default();
+        round.start(10, None);
+        round.read(4, &upper, 100);
+        round.read(5, &lower, 130);
+        assert!(!round.proven(&gap, smaller_first, false));
+        // Linked by serial 110, the two list everything from key 42 to key 39.
+        assert!(round.proven(&gap, smaller_first, true));
     }
 
     #[test]

@@ -1310,3 +1310,24 @@ fn a_boundary_read_past_half_the_grace_goes_before_the_heads_loan() {
     assert_eq!(pager.head_loan, 1);
     assert!(matches!(chosen, Some((_, Purpose::Due(_), Payer::Main))));
 }
+
+/// Chains of pages prove gaps where the listing's order is not its serials' order: equals
+/// seen both ways round, or trusted to come smaller serial first. Not where they come larger
+/// serial first (Niconico's order), nor before any order has shown itself often enough.
+#[test]
+fn chains_prove_gaps_where_the_list_is_not_in_the_serials_order() {
+    let trust = crate::listing::ties::TRUST_AFTER;
+    let chains_prove = |larger_first, smaller_first| {
+        let ties = TieOrder {
+            larger_first,
+            smaller_first,
+        };
+        FerretPager::new(Params::default(), Book::restore([], [], ties)).chains_prove()
+    };
+    assert!(!chains_prove(trust, 0));
+    assert!(chains_prove(0, trust));
+    assert!(chains_prove(trust, 1));
+    assert!(chains_prove(3, 2));
+    assert!(!chains_prove(0, trust - 1));
+    assert!(!chains_prove(0, 0));
+}
