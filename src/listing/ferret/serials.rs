@@ -775,8 +775,8 @@ mod tests {
         // Keys that do not meet: the list moved up, and whatever was at key 40.5 passed both.
         let moved = [(40, 103), (39, 90)];
         assert!(!proven(&[(4, &upper), (5, &moved)]));
-        // Where the order among equals is trusted, or the pages have not shown equals both
-        // ways round, only one page proves a gap, as before.
+        // Without the chains (where `FerretPager::chains_prove` leaves them out), only one
+        // page proves a gap, as before.
         let mut round = AimedRound::default();
         round.start(10, None);
         round.read(4, &upper, 0);
