@@ -375,7 +375,8 @@ pub struct FerretPager {
     serials: Serials,
     /// The round aimed at the gaps under way, or the latest.
     aimed: AimedRound,
-    /// The gaps the latest round aimed at them ended without proving.
+    /// The gaps the latest round aimed at them left unproven, which the next aims at first
+    /// ([`FerretPager::next_aimed`]).
     left_unproven: Vec<Gap>,
     /// How many serials go unseen: where many do, rounds read every page.
     holes: Holes,
