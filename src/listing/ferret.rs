@@ -375,9 +375,6 @@ pub struct FerretPager {
     serials: Serials,
     /// The round aimed at the gaps under way, or the latest.
     aimed: AimedRound,
-    /// The gaps the latest round aimed at them left unproven, which the next aims at first
-    /// ([`FerretPager::next_aimed`]).
-    left_unproven: Vec<Gap>,
     /// How many serials go unseen: where many do, rounds read every page.
     holes: Holes,
     /// Each page's last answer, to tell one a cache may have served again.
@@ -444,7 +441,6 @@ impl FerretPager {
             frame_ends,
             serials,
             aimed: AimedRound::default(),
-            left_unproven: Vec::new(),
             holes: Holes::default(),
             renders,
         }
@@ -996,23 +992,14 @@ impl FerretPager {
     }
 
     /// The next page of the round aimed at the gaps, and the gaps it aims at: the highest
-    /// page among the open gaps' (the list drifts down), those the round before left
-    /// unproven first. `None` once the round has proven every gap of its region, or spent
-    /// its reads.
-    ///
-    /// A gap a round left unproven is the oldest of the next round's region, and the first
-    /// to leave it: the region reaches back 2½ tolerances at most, and a round that read its
-    /// pages from the top came down to such a gap after the bound had passed its key. On
-    /// `scenarios/other-listing.toml` at ×30 (seed 3) two broadcasts started 202 and 241 s
-    /// after their reservation lived their whole frame unseen that way.
+    /// page among the open gaps' (the list drifts down). `None` once the round has proven
+    /// every gap of its region, or spent its reads.
     fn next_aimed(&self, now: Millis, last: u32) -> Option<(u32, Vec<Gap>)> {
         if self.aimed.reads() >= self.aimed.cap {
             return None;
         }
         let aims = self.open_gaps(now, last);
-        let (_, page) = (aims.iter())
-            .map(|(page, gap)| (!self.left_unproven.contains(gap), *page))
-            .min()?;
+        let page = aims.iter().map(|&(page, _)| page).min()?;
         let gaps = aims
             .into_iter()
             .filter(|&(p, _)| p == page)
@@ -1069,9 +1056,7 @@ impl FerretPager {
     /// round lost that gap: the next region reached a tolerance before this round started
     /// and no further, and a start 278 s after its reservation lived its whole frame unseen.
     fn end_aimed_round(&mut self, now: Millis) {
-        let counts = self.counts();
-        self.left_unproven = self.unproven_gaps(now, &counts).collect();
-        if !self.left_unproven.is_empty() {
+        if self.unproven_gaps(now, &self.counts()).next().is_some() {
             self.round_at = self.previous_round_at;
         }
         self.aimed.start(0, None);

@@ -2205,7 +2205,7 @@ fn aimed_reads_find_a_gap_among_equal_keys() {
 /// lived their whole frame unseen, and 1 with the chains of shared serials alone.
 #[test]
 fn aimed_rounds_prove_gaps_by_chains_where_equals_come_in_start_order() {
-    ferret_keeps_the_rules_on_a_shipped_scenario_compressed("start-order.toml", 1, 20);
+    ferret_keeps_the_rules_on_a_shipped_scenario_at_twenty_times("start-order.toml", 1);
 }
 
 /// The listing `scripts/other-listing.py` serves (`scenarios/other-listing.toml`), at ×20:
@@ -2215,19 +2215,7 @@ fn aimed_rounds_prove_gaps_by_chains_where_equals_come_in_start_order() {
 /// of pages, this world (seed 7) missed 3 starts within the tolerance.
 #[test]
 fn aimed_rounds_prove_gaps_by_chains_where_equals_come_smaller_serial_first() {
-    ferret_keeps_the_rules_on_a_shipped_scenario_compressed("other-listing.toml", 7, 20);
-}
-
-/// The same listing at ×30. On seed 3 a round tried a gap on three pages read 15–33 s apart,
-/// each a page short as the list drifted, and ended with it unproven; the next round read its
-/// pages from the top and came down to the gap after the region's bound (2½ tolerances) had
-/// passed its key, and two broadcasts started 202 and 241 s after their reservation lived
-/// their whole frame unseen. A round now aims first at the gaps the round before left
-/// unproven: seed 3 misses none of its 4 (but its Off Air p95 is 121 s), and this world
-/// (seed 7) none of its 2.
-#[test]
-fn aimed_rounds_try_first_the_gaps_the_round_before_left_unproven() {
-    ferret_keeps_the_rules_on_a_shipped_scenario_compressed("other-listing.toml", 7, 30);
+    ferret_keeps_the_rules_on_a_shipped_scenario_at_twenty_times("other-listing.toml", 7);
 }
 
 /// A read of page 3 that had shown a gap above it sent a read to page 2 1.6 s later, when the
@@ -2312,17 +2300,17 @@ fn ferret_keeps_the_rules_on_a_shipped_scenario(file: &str, seed: u64) {
     assert!(report.off_air_p95 <= 120.0, "{report:#?}");
 }
 
-/// [`ferret_keeps_the_rules_on_a_shipped_scenario`] on the world run `factor` times faster,
-/// its figures in real time.
-fn ferret_keeps_the_rules_on_a_shipped_scenario_compressed(file: &str, seed: u64, factor: u32) {
+/// [`ferret_keeps_the_rules_on_a_shipped_scenario`] on the world run 20 times faster, its
+/// figures in real time.
+fn ferret_keeps_the_rules_on_a_shipped_scenario_at_twenty_times(file: &str, seed: u64) {
     let scenario = shipped_scenario(file, seed);
     let report = sim::run(
         Strategy::Ferret,
-        &Params::default().compressed(factor),
-        &scenario.compressed(f64::from(factor)),
-        3 * HOUR / Millis::from(factor),
+        &Params::default().compressed(20),
+        &scenario.compressed(20.0),
+        3 * HOUR / 20,
     )
-    .scaled(factor);
+    .scaled(20);
     assert!(report.keeps_the_rules(), "{report:#?}");
     assert!(report.off_air_p95 <= 120.0, "{report:#?}");
 }
